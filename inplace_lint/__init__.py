@@ -1,0 +1,3 @@
+"""inplace-lint: find in-place autograd hazards in PyTorch code."""
+
+__version__ = "0.1.0"

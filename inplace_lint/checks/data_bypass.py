@@ -1,0 +1,47 @@
+"""IPL007: an in-place write through `.data`/`.detach()` hides a change from autograd."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.facts.events import Facts
+
+
+def check(facts: Facts) -> Iterator[RawFinding]:
+    raised = {id(e.write.node) for e in facts.saved_overwrites if not e.write.hidden}
+    seen: set[int] = set()
+    for event in facts.saved_overwrites:
+        write = event.write
+        if not write.hidden or id(write.node) in seen:
+            continue
+        seen.add(id(write.node))
+        message = (
+            f"{write.what} changes `{write.target}` through `.data` after `{event.record.op}` "
+            f"saved it for backward (line {{line:{id(event.record.node)}}}); autograd cannot "
+            "see the change and the gradients are silently wrong"
+        )
+        related = ((event.record.node, f"saved for backward by {event.record.op} here"),)
+        yield RawFinding("IPL007", write.node, write.stmt, message, related)
+    for read in facts.hidden_reads:
+        write = read.write
+        if id(write.node) in seen or id(write.node) in raised:
+            continue
+        seen.add(id(write.node))
+        via = "`.detach()`" if write.via_detach else "`.data`"
+        message = (
+            f"{write.what} changes `{write.target}` through {via}, hidden from autograd, and "
+            f"`{read.name}` is used again at line {{line:{id(read.read)}}}; gradients through it "
+            "are silently wrong"
+        )
+        yield RawFinding(
+            "IPL007", write.node, write.stmt, message, ((read.read, "used again here"),)
+        )
+
+
+RULE = Rule(
+    code="IPL007",
+    name="data-bypass",
+    summary="in-place write through .data/.detach() to a tensor in a live graph",
+    check=check,
+)

@@ -1,0 +1,36 @@
+"""IPL006: gradients are asked w.r.t. a name that an in-place op rebound or overwrote."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.facts.events import Facts
+
+
+def check(facts: Facts) -> Iterator[RawFinding]:
+    raised = {id(e.write.node) for e in facts.saved_overwrites}
+    seen: set[int] = set()
+    for event in facts.grad_targets:
+        if id(event.node) in seen:
+            continue
+        if event.write is not None and id(event.write.node) in raised and event.node is not (
+            event.grad_call
+        ):
+            continue
+        seen.add(id(event.node))
+        message = (
+            f"gradient requested w.r.t. `{event.name}`, which {event.how}; autograd "
+            f"differentiates the in-place result, not the original value (grad call at line "
+            f"{{line:{id(event.grad_call)}}})"
+        )
+        related = ((event.grad_call, "gradient requested here"),)
+        yield RawFinding("IPL006", event.node, event.stmt, message, related)
+
+
+RULE = Rule(
+    code="IPL006",
+    name="rebound-grad-target",
+    summary="autograd.grad/backward(inputs=) w.r.t. a tensor rebound or overwritten in place",
+    check=check,
+)

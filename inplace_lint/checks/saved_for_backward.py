@@ -1,0 +1,50 @@
+"""IPL001: an in-place write overwrites a tensor an earlier op saved for backward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.facts.events import Facts
+
+
+def check(facts: Facts) -> Iterator[RawFinding]:
+    seen: set[int] = set()
+    for event in facts.saved_overwrites:
+        write, record = event.write, event.record
+        if write.hidden or id(write.node) in seen:
+            continue
+        seen.add(id(write.node))
+        if record.role == "parameters":
+            saved = f"{record.op} saved {record.tensor} for backward"
+        elif record.role == "result":
+            saved = f"`{record.op}` saved its output for backward"
+        else:
+            saved = f"`{record.op}` saved its input for backward"
+        when = "backward will fail" if event.backward is not None else (
+            "the caller's backward will fail"
+        )
+        target = f"`{write.target}`" if write.target else "a tensor"
+        message = (
+            f"{write.what} overwrites {target} in place after {saved} (line {{line:{id(record.node)}}}); "
+            f"{when} with 'modified by an inplace operation'"
+        )
+        related = [(record.node, f"saved for backward by {record.op} here"), *write.related]
+        if event.backward is not None:
+            related.append((event.backward, "backward needs the saved value here"))
+        yield RawFinding("IPL001", write.node, write.stmt, message, tuple(related))
+    for chain in facts.chain_hazards:
+        message = (
+            f"{chain.name}(inplace=True) overwrites the output that {chain.previous_name} "
+            f"saved for backward (line {{line:{id(chain.previous)}}}); backward will fail"
+        )
+        related = ((chain.previous, f"{chain.previous_name} saves its output here"),)
+        yield RawFinding("IPL001", chain.node, chain.stmt, message, related)
+
+
+RULE = Rule(
+    code="IPL001",
+    name="saved-for-backward",
+    summary="in-place write to a tensor that an earlier op saved for backward",
+    check=check,
+)

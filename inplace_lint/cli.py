@@ -1,0 +1,225 @@
+"""The ``inplace-lint`` command: ``check`` (the default), ``rules`` and ``rule CODE``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from inplace_lint import __version__, catalogue
+from inplace_lint.checks import PARSE_ERROR, all_rules, rule_by_code
+from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
+from inplace_lint.engine import FileResult, lint_bytes, lint_path
+from inplace_lint.finding import Finding
+from inplace_lint.report.text import format_finding, statistics
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+COMMANDS = ("check", "rules", "rule")
+
+
+class UsageError(Exception):
+    """Bad command-line usage; reported in one line with exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _codes(value: str) -> list[str]:
+    return [part for part in value.replace(" ", ",").split(",") if part]
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="inplace-lint",
+        description="Find in-place autograd hazards in PyTorch code.",
+        epilog="Commands: check PATH... (default), rules, rule CODE.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; - for stdin")
+    parser.add_argument("--select", type=_codes, help="only these codes or prefixes (comma list)")
+    parser.add_argument("--extend-select", type=_codes, help="add these codes or prefixes")
+    parser.add_argument("--ignore", type=_codes, help="skip these codes or prefixes")
+    parser.add_argument("--statistics", action="store_true", help="count findings per code")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument("--show-source", action="store_true", help="print the line with a caret")
+    parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
+    parser.add_argument("--config", type=Path, help="use this pyproject.toml")
+    parser.add_argument("--isolated", action="store_true", help="ignore pyproject.toml files")
+    parser.add_argument("--version", action="version", version=f"inplace-lint {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; never lets a traceback escape."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - the promise is: no tracebacks, ever
+        _error(f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_ERROR
+
+
+def _error(message: str) -> None:
+    print(f"inplace-lint: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def _dispatch(args: list[str]) -> int:
+    command = args[0] if args and args[0] in COMMANDS else "check"
+    if args and args[0] in COMMANDS:
+        args = args[1:]
+    if command == "rules":
+        return _list_rules(args)
+    if command == "rule":
+        return _show_rule(args)
+    return _check(_parser().parse_args(args))
+
+
+def _list_rules(args: list[str]) -> int:
+    if args:
+        raise UsageError(f"'rules' takes no arguments, got {args[0]!r}")
+    for rule in all_rules():
+        state = "on" if rule.default else "opt-in"
+        print(f"{rule.code}  {rule.name:<28} {state:<7} {rule.summary}")
+    print(f"{PARSE_ERROR}  {'cannot-parse':<28} {'on':<7} the file cannot be decoded or parsed")
+    return EXIT_CLEAN
+
+
+def _show_rule(args: list[str]) -> int:
+    if len(args) != 1:
+        raise UsageError("usage: inplace-lint rule CODE")
+    code = args[0].upper()
+    if rule_by_code(code) is None:
+        raise UsageError(f"unknown rule {args[0]!r}; 'inplace-lint rules' lists them")
+    text = catalogue.page(code)
+    if text is None:
+        raise UsageError(f"no catalogue page found for {code}")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_CLEAN
+
+
+def _load(ns: argparse.Namespace) -> Config:
+    if ns.isolated:
+        config = Config()
+    elif ns.config is not None:
+        if not ns.config.is_file():
+            raise UsageError(f"config file not found: {ns.config}")
+        config = load_config(ns.config)
+    else:
+        anchors = [Path(p) for p in ns.paths if p != "-"]
+        if ns.stdin_filename:
+            anchors.append(Path(ns.stdin_filename))
+        start = anchors[0] if anchors else Path.cwd()
+        if not start.exists():
+            start = Path.cwd()
+        config = load_config(find_pyproject(start))
+    return config.with_cli(ns.select, ns.ignore, ns.extend_select)
+
+
+def _check(ns: argparse.Namespace) -> int:
+    if not ns.paths:
+        raise UsageError("no paths given (try: inplace-lint check PATH...)")
+    config = _load(ns)
+    results: list[FileResult] = []
+    failed = False
+    for raw in ns.paths:
+        if raw == "-":
+            name = ns.stdin_filename or "<stdin>"
+            data = sys.stdin.buffer.read()
+            codes = config.codes_for(name)
+            results.append(FileResult(name, tuple(lint_bytes(data, name, codes))))
+            continue
+        path = Path(raw)
+        if not path.exists() and not path.is_symlink():
+            _error(f"path does not exist: {raw}")
+            failed = True
+            continue
+        for file, display in _discover(path, raw, config):
+            results.append(lint_path(file, display, config))
+    findings: list[Finding] = []
+    for result in results:
+        if result.error is not None:
+            _error(result.error)
+            failed = True
+        findings.extend(result.findings)
+    findings.sort(key=Finding.sort_key)
+    _print(findings, ns.show_source)
+    if ns.statistics:
+        for line in statistics(findings):
+            print(line)
+    if failed or any(f.code == PARSE_ERROR for f in findings):
+        return EXIT_ERROR
+    if findings and not ns.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _print(findings: list[Finding], show_source: bool) -> None:
+    cache: dict[str, list[str] | None] = {}
+    out = sys.stdout
+    for finding in findings:
+        lines = None
+        if show_source:
+            if finding.path not in cache:
+                cache[finding.path] = _read_lines(finding.path)
+            lines = cache[finding.path]
+        out.write(format_finding(finding, lines) + "\n")
+    out.flush()
+
+
+def _read_lines(path: str) -> list[str] | None:
+    try:
+        from inplace_lint.source import decode
+
+        return decode(Path(path).read_bytes()).text.splitlines()
+    except Exception:  # noqa: BLE001 - showing source is best effort
+        return None
+
+
+def _discover(path: Path, display: str, config: Config) -> Iterator[tuple[Path, str]]:
+    """Python files under ``path``: explicit files always, directories recursively."""
+    if path.is_file() or (path.exists() and not path.is_dir()):
+        yield path, display
+        return
+    if path.is_symlink() and not path.exists():
+        yield path, display
+        return
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(path, followlinks=False):
+        root_path = Path(root)
+        try:
+            stat = root_path.stat()
+        except OSError:
+            continue
+        if (stat.st_dev, stat.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((stat.st_dev, stat.st_ino))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not config.is_excluded(root_path / d) and not (root_path / d / "pyvenv.cfg").exists()
+        )
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            file = root_path / name
+            if config.is_excluded(file):
+                continue
+            relative = os.path.relpath(file, path)
+            shown = os.path.join(display, relative) if display not in (".", "./") else relative
+            yield file, os.path.normpath(shown)

@@ -1,0 +1,142 @@
+"""Run one file, or many, through screen -> parse -> facts -> checks -> filter."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from inplace_lint.checks import PARSE_ERROR, RawFinding, all_rules
+from inplace_lint.config import Config
+from inplace_lint.facts.dataflow import analyze
+from inplace_lint.finding import Finding, Position, Related
+from inplace_lint.noqa import noqa_map, suppressed
+from inplace_lint.screen import may_contain_hazard
+from inplace_lint.source import DecodeError, decode
+
+#: Files larger than this are not parsed (reported as IPL999).
+MAX_BYTES = 20 * 1024 * 1024
+_LINE_REF = re.compile(r"\{line:(\d+)\}")
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The findings for one file, or the one-line reason it could not be read."""
+
+    path: str
+    findings: tuple[Finding, ...]
+    error: str | None = None
+
+
+def lint_source(text: str, path: str = "<stdin>", codes: Iterable[str] | None = None) -> list[Finding]:
+    """Lint Python source text; ``codes`` limits the rules (default: those on by default)."""
+    enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
+    if not may_contain_hazard(text):
+        return []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
+    except RecursionError:
+        return [_parse_error(path, 1, 1, "too deeply nested to parse")]
+    try:
+        facts = analyze(module)
+        raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
+    except RecursionError:
+        return [_parse_error(path, 1, 1, "too deeply nested to analyse")]
+    if not raw:
+        return []
+    return _filter(_place(module, raw, path), text)
+
+
+def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> list[Finding]:
+    """Decode (BOM, PEP 263) and lint; undecodable bytes give one IPL999 finding."""
+    try:
+        text = decode(data).text
+    except DecodeError as exc:
+        return [_parse_error(path, 1, 1, str(exc))]
+    if "\x00" in text:
+        return [_parse_error(path, text[: text.index("\x00")].count("\n") + 1, 1,
+                             "source contains a null byte")]
+    return lint_source(text, path, codes)
+
+
+def lint_path(path: Path, display: str, config: Config) -> FileResult:
+    """Read and lint one file with the codes ``config`` enables for it."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            finding = _parse_error(display, 1, 1, f"file too large ({size} bytes)")
+            return FileResult(display, (finding,))
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileResult(display, (), error=f"cannot read {display}: {exc.strerror or exc}")
+    findings = lint_bytes(data, display, config.codes_for(str(path)))
+    return FileResult(display, tuple(findings))
+
+
+def _parse_error(path: str, line: int, column: int, reason: str) -> Finding:
+    reason = " ".join(reason.split())
+    position = Position(max(line, 1), max(column, 1))
+    return Finding(path, position, position, PARSE_ERROR, f"cannot parse: {reason}")
+
+
+def _place(module: cst.Module, raw: list[RawFinding], path: str) -> list[Finding]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings: list[Finding] = []
+    seen: set[tuple[str, int, int]] = set()
+    for item in raw:
+        where = positions.get(item.node)
+        if where is None:
+            continue
+        start = Position(where.start.line, where.start.column + 1)
+        end = Position(where.end.line, where.end.column + 1)
+        key = (item.code, start.line, start.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        nodes = {str(id(node)): node for node, _ in item.related}
+
+        def line_of(match: re.Match[str], nodes: dict[str, cst.CSTNode] = nodes) -> str:
+            node = nodes.get(match.group(1))
+            found = positions.get(node) if node is not None else None
+            return str(found.start.line) if found is not None else "?"
+
+        related = tuple(
+            Related(Position(p.start.line, p.start.column + 1), message)
+            for node, message in item.related
+            if (p := positions.get(node)) is not None
+        )
+        stmt = positions.get(item.stmt) if item.stmt is not None else None
+        lines = (stmt.start.line, stmt.end.line) if stmt is not None else None
+        if lines is not None and not lines[0] <= start.line <= lines[1]:
+            lines = None
+        findings.append(
+            Finding(
+                path=path,
+                start=start,
+                end=end,
+                code=item.code,
+                message=_LINE_REF.sub(line_of, item.message),
+                related=related,
+                statement_lines=lines,
+            )
+        )
+    return findings
+
+
+def _filter(findings: list[Finding], text: str) -> list[Finding]:
+    noqa = noqa_map(text)
+    if not noqa:
+        return sorted(findings, key=Finding.sort_key)
+    kept = []
+    for finding in findings:
+        first, last = finding.statement_lines or (finding.line, finding.line)
+        lines = range(min(first, finding.line), max(last, finding.line) + 1)
+        if not suppressed(noqa, finding.code, lines):
+            kept.append(finding)
+    return sorted(kept, key=Finding.sort_key)

@@ -1,0 +1,1 @@
+"""Facts about one parsed file: names, torch op knowledge and per-function dataflow."""

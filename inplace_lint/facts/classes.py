@@ -1,0 +1,258 @@
+"""Class-level facts: which classes are modules/Functions and what ``self.<attr>`` holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from inplace_lint.facts.model import ModuleSpec
+from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.ops import OpTable
+
+MODULE_BASES = ("torch.nn.Module",)
+FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
+OPTIMIZER_BASES = ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer")
+_VIEW_MODULES = frozenset({"torch.nn.Flatten", "torch.nn.Unflatten", "torch.nn.Identity"})
+_CONTAINERS = frozenset({"torch.nn.Sequential"})
+
+
+@dataclass
+class ClassFacts:
+    """What one class definition tells us."""
+
+    name: str
+    node: cst.ClassDef
+    is_module: bool = False
+    is_function: bool = False
+    is_optimizer: bool = False
+    modules: dict[str, ModuleSpec] = field(default_factory=dict)
+    parameters: set[str] = field(default_factory=set)
+    buffers: set[str] = field(default_factory=set)
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+
+
+def literal_bool(node: cst.BaseExpression | None) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+class ModuleResolver:
+    """Turns constructor expressions like ``nn.ReLU(inplace=True)`` into ModuleSpecs."""
+
+    def __init__(self, imports: ImportTable, table: OpTable, classes: dict[str, ClassFacts]):
+        self.imports = imports
+        self.table = table
+        self.classes = classes
+
+    def spec(
+        self, expr: cst.BaseExpression, defaults: dict[str, cst.BaseExpression] | None = None
+    ) -> ModuleSpec | None:
+        """The module built by ``expr``, or None if it does not build a module."""
+        if isinstance(expr, cst.IfExp):
+            body = self.spec(expr.body, defaults)
+            other = self.spec(expr.orelse, defaults)
+            if body is not None and body.inplace:
+                return body
+            return other if other is not None and other.inplace else body or other
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        qualname = self.imports.qualify(func)
+        if qualname is None and isinstance(func, cst.Name) and defaults:
+            default = defaults.get(func.value)
+            if default is not None:
+                qualname = self.imports.qualify(default)
+        if qualname is None:
+            name = dotted_name(func)
+            if name in self.classes and self.classes[name].is_module:
+                return ModuleSpec(qualname=None, node=expr)
+            if name is not None and _has_inplace_true(expr):
+                return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
+            return None
+        if qualname in _CONTAINERS:
+            return ModuleSpec(qualname=qualname, node=expr, elements=self._elements(expr))
+        if qualname in _VIEW_MODULES:
+            return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
+        info = self.table.modules.get(qualname)
+        if info is None:
+            if qualname.startswith("torch.nn.") and qualname[len("torch.nn.") :][:1].isupper():
+                return ModuleSpec(qualname=qualname, node=expr)
+            return None
+        inplace = False
+        if info.inplace_index is not None:
+            inplace = _inplace_arg(expr, info.inplace_index)
+        return ModuleSpec(
+            qualname=qualname,
+            node=expr,
+            inplace=inplace,
+            saves_input=info.saves_input if inplace else info.saves_input_out_of_place,
+            saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
+            has_parameters=info.has_parameters,
+        )
+
+    def _elements(self, call: cst.Call) -> tuple[ModuleSpec, ...] | None:
+        members: list[cst.BaseExpression] = []
+        for arg in call.args:
+            if arg.star:
+                return None
+            value = arg.value
+            if isinstance(value, cst.Call) and dotted_name(value.func) in (
+                "OrderedDict",
+                "collections.OrderedDict",
+            ):
+                inner = value.args[0].value if value.args else None
+                if not isinstance(inner, cst.List | cst.Tuple):
+                    return None
+                for element in inner.elements:
+                    pair = element.value
+                    if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                        return None
+                    members.append(pair.elements[1].value)
+            else:
+                members.append(value)
+        specs: list[ModuleSpec] = []
+        for member in members:
+            spec = self.spec(member)
+            if spec is None:
+                spec = ModuleSpec(qualname=None, node=member)
+            specs.append(spec)
+        return tuple(specs)
+
+
+def _has_inplace_true(call: cst.Call) -> bool:
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "inplace"
+        and literal_bool(arg.value) is True
+        for arg in call.args
+    )
+
+
+def _inplace_arg(call: cst.Call, index: int) -> bool:
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "inplace":
+            return literal_bool(arg.value) is True
+    if index < len(positional):
+        return literal_bool(positional[index].value) is True
+    return False
+
+
+def collect_classes(module: cst.Module, imports: ImportTable) -> dict[str, ClassFacts]:
+    """Find every class in the file and classify it by its bases (transitively)."""
+    found: dict[str, ClassFacts] = {}
+    bases: dict[str, list[str]] = {}
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            facts = ClassFacts(name=node.name.value, node=node)
+            names: list[str] = []
+            for base in node.bases:
+                qualified = imports.qualify(base.value) or dotted_name(base.value) or ""
+                names.append(qualified)
+            bases[facts.name] = names
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.FunctionDef):
+                    facts.methods[stmt.name.value] = stmt
+            found[facts.name] = facts
+
+    module.visit(_Visitor())
+
+    def kind_of(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        kinds: set[str] = set()
+        for base in bases.get(name, []):
+            if base in MODULE_BASES or (base.startswith("torch.nn.") and base[9:10].isupper()):
+                kinds.add("module")
+            elif base in FUNCTION_BASES:
+                kinds.add("function")
+            elif base in OPTIMIZER_BASES:
+                kinds.add("optimizer")
+            elif base in bases and base not in seen:
+                kinds |= kind_of(base, seen | {name})
+        return kinds
+
+    for name, facts in found.items():
+        kinds = kind_of(name)
+        facts.is_module = "module" in kinds
+        facts.is_function = "function" in kinds
+        facts.is_optimizer = "optimizer" in kinds
+    return found
+
+
+def collect_attributes(facts: ClassFacts, resolver: ModuleResolver) -> None:
+    """Fill ``facts.modules``/``parameters``/``buffers`` from ``self.x = ...`` in methods."""
+    for method in facts.methods.values():
+        defaults = _param_defaults(method)
+        for stmt in _assignments(method):
+            if isinstance(stmt, cst.Assign):
+                for target in stmt.targets:
+                    _record(facts, resolver, target.target, stmt.value, defaults)
+            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                _record(facts, resolver, stmt.target, stmt.value, defaults)
+            elif isinstance(stmt, cst.Call):
+                _record_register(facts, stmt)
+
+
+def _record(
+    facts: ClassFacts,
+    resolver: ModuleResolver,
+    target: cst.BaseExpression,
+    value: cst.BaseExpression,
+    defaults: dict[str, cst.BaseExpression],
+) -> None:
+    name = dotted_name(target)
+    if name is None or not name.startswith("self.") or name.count(".") != 1:
+        return
+    attr = name[5:]
+    if isinstance(value, cst.Call):
+        qualified = resolver.imports.qualify(value.func)
+        if qualified == "torch.nn.Parameter":
+            facts.parameters.add(attr)
+            return
+    spec = resolver.spec(value, defaults)
+    if spec is not None:
+        facts.modules[attr] = spec
+
+
+def _record_register(facts: ClassFacts, call: cst.Call) -> None:
+    name = dotted_name(call.func)
+    if name not in ("self.register_buffer", "self.register_parameter") or not call.args:
+        return
+    first = call.args[0].value
+    if isinstance(first, cst.SimpleString):
+        attr = first.evaluated_value
+        if isinstance(attr, str):
+            if name == "self.register_buffer":
+                facts.buffers.add(attr)
+            else:
+                facts.parameters.add(attr)
+
+
+def _param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    defaults: dict[str, cst.BaseExpression] = {}
+    for param in (*func.params.params, *func.params.kwonly_params):
+        if param.default is not None:
+            defaults[param.name.value] = param.default
+    return defaults
+
+
+def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            out.append(node)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            out.append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            out.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+    func.visit(_Visitor())
+    return out

@@ -1,0 +1,1676 @@
+"""One pass over a parsed file that follows tensors through each function in statement order.
+
+The pass is a small abstract interpreter. For each function (and the module body) it keeps
+an environment from names to abstract values, follows branches (merging both sides) and
+loops (two passes, so a write in iteration k meets a save from iteration k-1), and records
+events: saves for backward, in-place writes, reads after writes, backward calls. Rules in
+``inplace_lint.checks`` turn the events into findings; nothing here knows about rule codes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.classes import (
+    ClassFacts,
+    ModuleResolver,
+    collect_attributes,
+    collect_classes,
+    literal_bool,
+)
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, Write, new_value
+from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.ops import (
+    MAYBE_SELF_METHODS,
+    METADATA_ATTRIBUTES,
+    METADATA_METHODS,
+    OpInfo,
+    OpTable,
+    load_table,
+)
+
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
+_ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+_CHECKPOINT = frozenset(
+    {"torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"}
+)
+_METADATA_CALLS = frozenset({"len", "isinstance", "type", "id", "print", "repr", "str", "hash"})
+_NON_TENSOR_TORCH = (
+    "torch.is_tensor", "torch.device", "torch.Size", "torch.finfo", "torch.iinfo",
+    "torch.get_default_dtype", "torch.manual_seed", "torch.set_grad_enabled", "torch.cuda.",
+    "torch.jit.", "torch.distributed.", "torch.compile", "torch.is_grad_enabled", "torch.numel",
+    "torch.backends.", "torch.utils.data.", "torch.save", "torch.load", "torch.set_",
+    "torch.is_floating_point", "torch.typename", "torch.is_inference_mode_enabled",
+)  # fmt: skip
+_FACTORY_FALLBACK = frozenset(
+    {
+        "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randn", "torch.rand",
+        "torch.randint", "torch.arange", "torch.linspace", "torch.logspace", "torch.tensor",
+        "torch.as_tensor", "torch.from_numpy", "torch.eye", "torch.zeros_like", "torch.ones_like",
+        "torch.empty_like", "torch.full_like", "torch.randn_like", "torch.rand_like",
+        "torch.randint_like", "torch.randperm", "torch.normal", "torch.bernoulli",
+        "torch.multinomial", "torch.empty_strided", "torch.Tensor", "torch.FloatTensor",
+        "torch.LongTensor", "torch.tril_indices", "torch.triu_indices",
+    }
+)  # fmt: skip
+_BINARY_OPS: dict[type, str] = {
+    cst.Multiply: "mul",
+    cst.Divide: "div",
+    cst.MatrixMultiply: "matmul",
+    cst.Power: "pow",
+    cst.Add: "add",
+    cst.Subtract: "sub",
+    cst.FloorDivide: "floor_divide",
+    cst.Modulo: "remainder",
+}
+_AUG_OPS: dict[type, str] = {
+    cst.AddAssign: "+=",
+    cst.SubtractAssign: "-=",
+    cst.MultiplyAssign: "*=",
+    cst.DivideAssign: "/=",
+    cst.FloorDivideAssign: "//=",
+    cst.ModuloAssign: "%=",
+    cst.PowerAssign: "**=",
+    cst.BitAndAssign: "&=",
+    cst.BitOrAssign: "|=",
+    cst.BitXorAssign: "^=",
+    cst.LeftShiftAssign: "<<=",
+    cst.RightShiftAssign: ">>=",
+}
+_AUG_METHOD = {"+=": "add_", "-=": "sub_", "*=": "mul_", "/=": "div_", "**=": "pow_"}
+_EXEMPT_DATA_WORDS = ("init", "reset", "step", "ema", "update", "load", "clip", "copy", "sync")
+
+
+def _short(qualname: str) -> str:
+    for prefix, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn.")):
+        if qualname.startswith(prefix):
+            return short + qualname[len(prefix) :]
+    return qualname
+
+
+def _literal_zero(node: cst.BaseExpression | None) -> bool:
+    if isinstance(node, cst.Integer | cst.Float):
+        try:
+            return float(node.value) == 0.0
+        except ValueError:
+            return False
+    return False
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+@dataclass
+class Context:
+    """The function being analysed."""
+
+    name: str
+    node: cst.FunctionDef | None
+    cls: ClassFacts | None = None
+    role: str = ""  # "fn_forward", "fn_backward", "forward" or ""
+    no_grad: bool = False
+    exempt_data: bool = False
+    exempt_args: str = ""
+    mark_dirty: frozenset[str] = frozenset()
+
+
+@dataclass
+class _Pending:
+    groups: frozenset[int]
+    write: Write
+    seq: int
+    written_name: str | None
+    bound_elsewhere: bool = False
+    done: bool = False
+
+
+@dataclass
+class _CallSite:
+    callee: str
+    node: cst.Call
+    seq: int
+    args: list[tuple[int, str, str, int]]  # (index, keyword, name, binding seq)
+
+
+@dataclass
+class _Scope:
+    ctx: Context
+    env: dict[str, list[Value]] = field(default_factory=dict)
+    bindings: dict[str, int] = field(default_factory=dict)
+    bound_inplace: dict[str, Write] = field(default_factory=dict)
+    loads: list[tuple[str, int, int, cst.CSTNode]] = field(default_factory=list)
+    calls: list[_CallSite] = field(default_factory=list)
+    stale: list[_Pending] = field(default_factory=list)
+    hidden: list[_Pending] = field(default_factory=list)
+    escapes: list[Value] = field(default_factory=list)
+    consumed: set[int] = field(default_factory=set)
+    no_grad: bool = False
+    stmt: cst.CSTNode | None = None
+
+
+class Analyzer:
+    """Runs the dataflow pass over one module and fills a :class:`Facts`."""
+
+    def __init__(self, module: cst.Module, table: OpTable | None = None) -> None:
+        self.module = module
+        self.table = table or load_table()
+        self.imports = ImportTable.from_module(module)
+        self.classes = collect_classes(module, self.imports)
+        self.resolver = ModuleResolver(self.imports, self.table, self.classes)
+        for facts in self.classes.values():
+            collect_attributes(facts, self.resolver)
+        self.facts = ev.Facts()
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.class_values: dict[tuple[str, str], Value] = {}
+        self.globals: dict[str, list[Value]] = {}
+        self._seq = itertools.count(1)
+        self._scope: _Scope | None = None
+        self._meta = 0
+        self._inplace_results: dict[int, Write] = {}
+        self._reported: set[tuple[str, int, int]] = set()
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> ev.Facts:
+        self._collect_functions()
+        self._chain_hazards()
+        module_ctx = Context(name="<module>", node=None)
+        scope = self._run_scope(module_ctx, self.module.body, params=())
+        self.globals = scope.env
+        for cls in self.classes.values():
+            methods = sorted(cls.methods.values(), key=lambda f: f.name.value != "__init__")
+            for method in methods:
+                self._run_function(method, cls)
+        for func in self._plain_functions():
+            self._run_function(func, None)
+        return self.facts
+
+    def _collect_functions(self) -> None:
+        analyzer = self
+
+        class _Visitor(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                analyzer.functions.setdefault(node.name.value, node)
+
+        self.module.visit(_Visitor())
+
+    def _plain_functions(self) -> list[cst.FunctionDef]:
+        methods = {id(m) for cls in self.classes.values() for m in cls.methods.values()}
+        found: list[cst.FunctionDef] = []
+
+        class _Visitor(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                if id(node) not in methods:
+                    found.append(node)
+
+        self.module.visit(_Visitor())
+        return found
+
+    def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
+        ctx = self._context(func, cls)
+        params = [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]
+        self._run_scope(ctx, func.body.body if isinstance(func.body, cst.IndentedBlock) else (
+            func.body.body
+        ), params=params)
+
+    def _context(self, func: cst.FunctionDef, cls: ClassFacts | None) -> Context:
+        name = func.name.value
+        ctx = Context(name=name, node=func, cls=cls)
+        if cls is not None and cls.is_function and name in ("forward", "backward"):
+            ctx.role = f"fn_{name}"
+            ctx.no_grad = True
+            if name == "forward":
+                ctx.mark_dirty = frozenset(_mark_dirty_names(func))
+        elif cls is not None and cls.is_module and name == "forward":
+            ctx.role = "forward"
+        for deco in func.decorators:
+            target = deco.decorator
+            if isinstance(target, cst.Call):
+                target = target.func
+            qualified = self.imports.qualify(target) or ""
+            if qualified in _NO_GRAD:
+                ctx.no_grad = True
+        lowered = name.lower()
+        ctx.exempt_data = (
+            ctx.no_grad
+            or any(word in lowered for word in _EXEMPT_DATA_WORDS)
+            or (cls is not None and cls.is_optimizer)
+        )
+        param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
+        if name.endswith("_") and not name.endswith("__"):
+            ctx.exempt_args = "its name ends in `_`"
+        elif "inplace" in param_names or "in_place" in param_names:
+            ctx.exempt_args = "it takes an `inplace` flag"
+        elif ctx.no_grad:
+            ctx.exempt_args = "it runs under no_grad"
+        elif "init" in lowered or "reset" in lowered:
+            ctx.exempt_args = "it initialises tensors"
+        return ctx
+
+    def _run_scope(
+        self, ctx: Context, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement],
+        params: Sequence[cst.Param],
+    ) -> _Scope:
+        outer = self._scope
+        scope = _Scope(ctx=ctx, no_grad=ctx.no_grad)
+        self._scope = scope
+        try:
+            self._bind_params(params)
+            self._block(body)
+            if ctx.node is not None and scope.escapes:
+                self._backward(scope.escapes, None, retain=False, what="the caller's backward")
+            self._finish_calls(scope)
+        finally:
+            self._scope = outer
+        return scope
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def scope(self) -> _Scope:
+        assert self._scope is not None
+        return self._scope
+
+    def _next(self) -> int:
+        return next(self._seq)
+
+    def _bind(self, name: str, values: list[Value]) -> None:
+        scope = self.scope
+        scope.env[name] = values
+        scope.bindings[name] = self._next()
+        scope.bound_inplace.pop(name, None)
+
+    def _bind_params(self, params: Sequence[cst.Param]) -> None:
+        ctx = self.scope.ctx
+        is_method = ctx.cls is not None and not _is_static(ctx.node)
+        for index, param in enumerate(params):
+            name = param.name.value
+            if index == 0 and (is_method or ctx.role.startswith("fn_")):
+                self._bind(name, [new_value(Kind.OTHER, name)])
+                continue
+            value = self._param_value(param, index)
+            self._bind(name, [value])
+
+    def _param_value(self, param: cst.Param, index: int) -> Value:
+        ctx = self.scope.ctx
+        name = param.name.value
+        annotation = param.annotation.annotation if param.annotation else None
+        ann_text = self.module.code_for_node(annotation) if annotation is not None else ""
+        if ctx.role == "fn_backward":
+            return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
+        if ctx.role == "fn_forward":
+            return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
+        if ann_text and "Tensor" not in ann_text and "Any" not in ann_text:
+            return new_value(Kind.OTHER, name)
+        default = param.default
+        if default is not None and not _is_none(default):
+            return new_value(Kind.OTHER, name)
+        sure = "Tensor" in ann_text or ctx.role == "forward"
+        return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure)
+
+    def _lookup(self, name: str) -> list[Value] | None:
+        scope = self.scope
+        if name in scope.env:
+            return scope.env[name]
+        cls = scope.ctx.cls
+        if name.startswith("self.") and cls is not None and name.count(".") == 1:
+            attr = name[5:]
+            key = (cls.name, attr)
+            if key in self.class_values:
+                return [self.class_values[key]]
+            value: Value | None = None
+            if attr in cls.modules:
+                spec = cls.modules[attr]
+                value = new_value(Kind.MODULE, name, module=spec)
+                self.class_values[key] = value
+            elif attr in cls.parameters:
+                value = new_value(Kind.TENSOR, name, grad=2, leaf=True)
+                value.group.leaf = True
+            elif attr in cls.buffers:
+                value = new_value(Kind.TENSOR, name, grad=0)
+            if value is not None:
+                scope.env[name] = [value]
+                scope.bindings.setdefault(name, 0)
+                return [value]
+            return None
+        if scope.ctx.node is not None and name in self.globals:
+            kept = [v for v in self.globals[name] if v.kind in (Kind.MODULE, Kind.OPTIMIZER)]
+            return kept or None
+        return None
+
+    def _text(self, node: cst.CSTNode) -> str:
+        text = self.module.code_for_node(node).strip()
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    def _unknown(self, name: str = "", inputs: Iterable[Value] = (), sure: bool = False) -> Value:
+        inputs = list(inputs)
+        value = new_value(Kind.TENSOR, name, sure=sure, grad=self._grad_of(inputs, default=1))
+        for item in inputs:
+            value.hist |= item.hist
+        return value
+
+    def _grad_of(self, inputs: Iterable[Value], default: int = 0) -> int:
+        if self.scope.no_grad:
+            return 0
+        grads = [v.grad for v in inputs if v.kind is Kind.TENSOR]
+        if not grads:
+            return default
+        return max(grads)
+
+    def _use(self, values: Iterable[Value]) -> None:
+        now = self._next()
+        for value in values:
+            if value.first_use is None:
+                value.first_use = now
+
+    # ------------------------------------------------------------------ statements
+    def _block(self, body: Sequence[cst.CSTNode]) -> None:
+        for stmt in body:
+            self._statement(stmt)
+
+    def _statement(self, stmt: cst.CSTNode) -> None:
+        scope = self.scope
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                scope.stmt = stmt
+                self._small(small)
+        elif isinstance(stmt, cst.If):
+            scope.stmt = stmt
+            self._eval(stmt.test)
+            self._branches([stmt.body.body, _orelse(stmt.orelse)])
+        elif isinstance(stmt, cst.For):
+            scope.stmt = stmt
+            self._for(stmt)
+        elif isinstance(stmt, cst.While):
+            scope.stmt = stmt
+            self._eval(stmt.test)
+            self._loop(stmt.body.body, None)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body.body)
+        elif isinstance(stmt, cst.With):
+            scope.stmt = stmt
+            self._with(stmt)
+        elif isinstance(stmt, cst.Try | cst.TryStar):
+            self._block(stmt.body.body)
+            handlers = [h.body.body for h in stmt.handlers]
+            if stmt.orelse is not None:
+                handlers.append(stmt.orelse.body.body)
+            if handlers:
+                self._branches([*handlers, []])
+            if stmt.finalbody is not None:
+                self._block(stmt.finalbody.body.body)
+        elif isinstance(stmt, cst.Match):
+            self._eval(stmt.subject)
+            self._branches([case.body.body for case in stmt.cases] + [[]])
+        elif isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+            self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value)])
+
+    def _branches(self, bodies: list[Sequence[cst.CSTNode]]) -> None:
+        scope = self.scope
+        start_env = dict(scope.env)
+        start_bindings = dict(scope.bindings)
+        envs: list[dict[str, list[Value]]] = []
+        for body in bodies:
+            scope.env = dict(start_env)
+            scope.bindings = dict(start_bindings)
+            self._block(body)
+            envs.append(scope.env)
+        merged: dict[str, list[Value]] = {}
+        for env in envs:
+            for name, values in env.items():
+                bucket = merged.setdefault(name, [])
+                for value in values:
+                    if all(value is not seen for seen in bucket):
+                        bucket.append(value)
+        scope.env = merged
+        for name in merged:
+            if name not in start_bindings or merged[name] != start_env.get(name):
+                scope.bindings[name] = max(scope.bindings.get(name, 0), start_bindings.get(name, 0))
+
+    def _for(self, stmt: cst.For) -> None:
+        iterable = self._eval(stmt.iter)
+        elements: list[Value] = []
+        for value in iterable:
+            if value.kind is Kind.CONTAINER:
+                elements.extend(value.elements)
+            elif value.kind is Kind.PARAM_ITER:
+                param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
+                elements.append(param)
+            elif value.kind is Kind.TENSOR and value.sure:
+                view = Value(kind=Kind.TENSOR, group=value.group, grad=value.grad)
+                view.hist = set(value.hist)
+                elements.append(view)
+        self._loop(stmt.body.body, (stmt.target, elements))
+        if stmt.orelse is not None:
+            self._block(stmt.orelse.body.body)
+
+    def _loop(
+        self, body: Sequence[cst.CSTNode], target: tuple[cst.BaseExpression, list[Value]] | None
+    ) -> None:
+        scope = self.scope
+        start_env = dict(scope.env)
+        for _ in range(2):
+            if target is not None:
+                node, elements = target
+                if isinstance(node, cst.Name) and elements:
+                    self._bind(node.value, list(elements))
+                else:
+                    self._assign(node, [self._unknown()], None)
+            self._block(body)
+        for name, values in start_env.items():
+            bucket = scope.env.setdefault(name, [])
+            for value in values:
+                if all(value is not seen for seen in bucket):
+                    bucket.append(value)
+
+    def _with(self, stmt: cst.With) -> None:
+        scope = self.scope
+        saved = scope.no_grad
+        for item in stmt.items:
+            call = item.item
+            qualified = ""
+            if isinstance(call, cst.Call):
+                qualified = self.imports.qualify(call.func) or ""
+                if qualified == "torch.set_grad_enabled" and call.args:
+                    flag = literal_bool(call.args[0].value)
+                    if flag is not None:
+                        scope.no_grad = not flag
+                        continue
+            if qualified in _NO_GRAD:
+                scope.no_grad = True
+            elif qualified in _ENABLE_GRAD:
+                scope.no_grad = False
+            else:
+                values = self._eval(call)
+                if item.asname is not None:
+                    self._assign(item.asname.name, values, None)
+        self._block(stmt.body.body)
+        scope.no_grad = saved
+
+    def _small(self, small: cst.BaseSmallStatement) -> None:
+        scope = self.scope
+        if isinstance(small, cst.Expr):
+            values = self._eval(small.value)
+            if isinstance(small.value, cst.Yield | cst.Await):
+                scope.escapes.extend(values)
+        elif isinstance(small, cst.Assign):
+            values = self._eval(small.value)
+            for target in small.targets:
+                self._assign(target.target, values, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._assign(small.target, self._eval(small.value), small.value)
+        elif isinstance(small, cst.AugAssign):
+            self._augassign(small)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                scope.escapes.extend(self._flatten(self._eval(small.value)))
+        elif isinstance(small, cst.Del):
+            target = small.target
+            if isinstance(target, cst.Name):
+                scope.env.pop(target.value, None)
+
+    def _flatten(self, values: Iterable[Value]) -> list[Value]:
+        out: list[Value] = []
+        for value in values:
+            if value.kind is Kind.CONTAINER:
+                out.extend(self._flatten(value.elements))
+            else:
+                out.append(value)
+        return out
+
+    # ------------------------------------------------------------------ assignment
+    def _assign(
+        self, target: cst.BaseExpression, values: list[Value], source: cst.BaseExpression | None
+    ) -> None:
+        scope = self.scope
+        if isinstance(target, cst.Name):
+            self._bind(target.value, values)
+            write = self._inplace_results.get(id(source)) if source is not None else None
+            if write is not None:
+                scope.bound_inplace[target.value] = write
+                for pending in scope.stale:
+                    if pending.write is write and pending.written_name != target.value:
+                        pending.bound_elsewhere = True
+            return
+        if isinstance(target, cst.Tuple | cst.List):
+            elements = [e.value for e in target.elements]
+            sources = values[0].elements if len(values) == 1 else []
+            if values and values[0].kind is Kind.CONTAINER and len(sources) == len(elements):
+                for element, value in zip(elements, sources, strict=True):
+                    self._assign(element, [value], None)
+                return
+            for element in elements:
+                inner = element.value if isinstance(element, cst.StarredElement) else element
+                derived = self._unknown(inputs=values)
+                if values and all(v.origin == "saved" for v in values):
+                    derived.origin = "saved"
+                    derived.sure = True
+                self._assign(inner, [derived], None)
+            return
+        if isinstance(target, cst.Attribute):
+            if target.attr.value == "data":
+                base = self._eval(target.value)
+                self._write(base, target, "assignment to `.data`", hidden=True)
+                return
+            self._eval(target.value)
+            name = dotted_name(target)
+            scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
+            if name is not None:
+                self._bind(name, values)
+            return
+        if isinstance(target, cst.Subscript):
+            base = self._eval(target.value)
+            self._eval_slices(target)
+            if any(v.kind is Kind.CONTAINER for v in base):
+                for container in base:
+                    if container.kind is Kind.CONTAINER:
+                        container.elements.extend(values)
+                return
+            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
+            if tensors:
+                self._use(values)
+                self._write(tensors, target, "subscript assignment", extra=values)
+
+    def _augassign(self, node: cst.AugAssign) -> None:
+        op = _AUG_OPS.get(type(node.operator))
+        right = self._eval(node.value)
+        target = node.target
+        if isinstance(target, cst.Subscript):
+            base = self._eval(target.value)
+            self._eval_slices(target)
+            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
+            if tensors and op is not None:
+                self._use(right)
+                self._write(tensors, target, f"`{op}` on a slice", extra=right)
+            return
+        current = self._eval(target)
+        tensors = [v for v in current if v.kind is Kind.TENSOR and v.sure]
+        if op is None or not tensors:
+            result = self._binary_result(current, right, _aug_binary(node.operator), target)
+            self._assign(target, [result], None)
+            return
+        self._use(right)
+        write = self._write(tensors, node, f"`{op}`", extra=right, target_node=target)
+        method = _AUG_METHOD.get(op)
+        info = self.table.methods.get(method) if method else None
+        if info is not None and write is not None:
+            self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
+
+    # ------------------------------------------------------------------ expressions
+    def _eval(self, node: cst.BaseExpression | None) -> list[Value]:
+        if node is None:
+            return []
+        if isinstance(node, cst.Name):
+            return self._eval_name(node)
+        if isinstance(node, cst.Attribute):
+            return self._eval_attribute(node)
+        if isinstance(node, cst.Call):
+            return self._eval_call(node)
+        if isinstance(node, cst.BinaryOperation):
+            left = self._eval(node.left)
+            right = self._eval(node.right)
+            return [self._binary_result(left, right, node.operator, node)]
+        if isinstance(node, cst.UnaryOperation):
+            inner = self._eval(node.expression)
+            if isinstance(node.operator, cst.Not):
+                return [new_value(Kind.OTHER)]
+            return [self._derived(inner, node)]
+        if isinstance(node, cst.Comparison):
+            metadata = any(
+                isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
+                for c in node.comparisons
+            )
+            if metadata:
+                self._meta += 1
+            try:
+                values = self._eval(node.left)
+                for comp in node.comparisons:
+                    values += self._eval(comp.comparator)
+            finally:
+                if metadata:
+                    self._meta -= 1
+            tensors = [v for v in values if v.kind is Kind.TENSOR and v.sure]
+            if tensors and not metadata:
+                return [new_value(Kind.TENSOR, grad=0)]
+            return [new_value(Kind.OTHER)]
+        if isinstance(node, cst.BooleanOperation):
+            return self._eval(node.left) + self._eval(node.right)
+        if isinstance(node, cst.Subscript):
+            base = self._eval(node.value)
+            self._eval_slices(node)
+            out: list[Value] = []
+            for value in base:
+                if value.kind is Kind.CONTAINER:
+                    out.extend(value.elements or [self._unknown()])
+                elif value.kind is Kind.TENSOR:
+                    out.append(self._view(value))
+                else:
+                    out.append(self._unknown())
+            return out
+        if isinstance(node, cst.List | cst.Tuple | cst.Set):
+            container = new_value(Kind.CONTAINER, literal_container=True)
+            for element in node.elements:
+                values = self._eval(element.value)
+                if isinstance(element, cst.StarredElement):
+                    values = self._flatten(values)
+                container.elements.extend(values)
+            return [container]
+        if isinstance(node, cst.Dict):
+            container = new_value(Kind.CONTAINER, literal_container=True)
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self._eval(element.key)
+                container.elements.extend(self._eval(element.value))
+            return [container]
+        if isinstance(node, cst.IfExp):
+            self._eval(node.test)
+            return self._eval(node.body) + self._eval(node.orelse)
+        if isinstance(node, cst.NamedExpr):
+            values = self._eval(node.value)
+            self._assign(node.target, values, node.value)
+            return values
+        if isinstance(node, cst.Await):
+            return self._eval(node.expression)
+        if isinstance(node, cst.Yield):
+            value = node.value
+            if isinstance(value, cst.BaseExpression):
+                values = self._eval(value)
+                self.scope.escapes.extend(values)
+            return [self._unknown()]
+        if isinstance(node, cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp):
+            return [self._comprehension(node)]
+        if isinstance(node, cst.Lambda):
+            return [new_value(Kind.OTHER)]
+        if isinstance(
+            node,
+            cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString | cst.ConcatenatedString
+            | cst.FormattedString | cst.Ellipsis,
+        ):
+            return [new_value(Kind.OTHER)]
+        return [self._unknown()]
+
+    def _comprehension(self, node: cst.BaseExpression) -> Value:
+        container = new_value(Kind.CONTAINER)
+        inner: list[Value] = []
+        comp_for = getattr(node, "for_in", None)
+        while comp_for is not None:
+            inner += self._eval(comp_for.iter)
+            comp_for = comp_for.inner_for_in
+        element = self._unknown(inputs=[v for v in inner if v.kind is Kind.TENSOR])
+        container.elements.append(element)
+        return container
+
+    def _eval_slices(self, node: cst.Subscript) -> None:
+        self._meta += 1
+        try:
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    self._eval(element.slice.value)
+                else:
+                    for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                        if part is not None:
+                            self._eval(part)
+        finally:
+            self._meta -= 1
+
+    def _eval_name(self, node: cst.Name) -> list[Value]:
+        name = node.value
+        values = self._lookup(name)
+        if values is None:
+            if name in ("True", "False", "None"):
+                return [new_value(Kind.OTHER)]
+            if name in self.classes or name in self.functions or self.imports.qualify(node):
+                return [new_value(Kind.OTHER, name)]
+            return [self._unknown(name)]
+        self._load(name, values, node)
+        return values
+
+    def _load(self, name: str, values: list[Value], node: cst.CSTNode) -> None:
+        if self._meta:
+            return
+        scope = self.scope
+        now = self._next()
+        binding = scope.bindings.get(name, 0)
+        scope.loads.append((name, binding, now, node))
+        groups = {v.group.id for v in values}
+        for v in values:
+            if v.kind is Kind.CONTAINER and v.literal_container:
+                groups |= {e.group.id for e in v.elements}
+        for pending in scope.stale:
+            if pending.done or now <= pending.seq or binding >= pending.seq:
+                continue
+            if not groups & pending.groups:
+                continue
+            if name == pending.written_name and not pending.bound_elsewhere:
+                continue
+            pending.done = True
+            how = "the in-place result was bound to a new name" if (
+                name == pending.written_name
+            ) else "it aliases the written tensor"
+            self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
+        if scope.no_grad:
+            return
+        for pending in scope.hidden:
+            if pending.done or now <= pending.seq or not groups & pending.groups:
+                continue
+            pending.done = True
+            self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+
+    def _eval_attribute(self, node: cst.Attribute) -> list[Value]:
+        attr = node.attr.value
+        name = dotted_name(node)
+        if name is not None and "." in name:
+            values = self._lookup(name)
+            if values is not None:
+                if attr in METADATA_ATTRIBUTES:
+                    return [new_value(Kind.OTHER)]
+                self._load(name, values, node)
+                return values
+            if self.imports.qualify(node) is not None:
+                return [new_value(Kind.OTHER, name)]
+        if attr in METADATA_ATTRIBUTES:
+            self._meta += 1
+            try:
+                base = self._eval(node.value)
+            finally:
+                self._meta -= 1
+            if attr == "grad":
+                return [new_value(Kind.TENSOR, grad=0, sure=True)]
+            return [new_value(Kind.OTHER)]
+        base = self._eval(node.value)
+        out: list[Value] = []
+        for value in base:
+            if value.kind is Kind.TENSOR and attr == "data":
+                data = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_data=True)
+                data.origin = value.origin
+                data.arg_name = value.arg_name
+                out.append(data)
+            elif value.kind is Kind.TENSOR and attr in self.table.view_methods:
+                out.append(self._view(value))
+            elif value.kind is Kind.MODULE:
+                param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
+                out.append(param if attr in ("weight", "bias") else self._unknown())
+            elif value.kind is Kind.OTHER and value.group.name == "ctx" or (
+                self.scope.ctx.role == "fn_backward" and attr in ("saved_tensors", "saved_variables")
+            ):
+                saved = new_value(Kind.CONTAINER)
+                saved.origin = "saved"
+                out.append(saved)
+            else:
+                out.append(self._unknown(inputs=[value] if value.kind is Kind.TENSOR else ()))
+        return out
+
+    def _view(self, value: Value) -> Value:
+        view = Value(
+            kind=Kind.TENSOR,
+            group=value.group,
+            sure=value.sure,
+            grad=value.grad,
+            leaf=value.leaf,
+            origin=value.origin,
+            arg_name=value.arg_name,
+            via_data=value.via_data,
+            via_detach=value.via_detach,
+        )
+        view.hist = set(value.hist)
+        return view
+
+    def _derived(self, inputs: list[Value], node: cst.CSTNode) -> Value:
+        tensors = [v for v in inputs if v.kind is Kind.TENSOR]
+        if not tensors:
+            return new_value(Kind.OTHER)
+        self._use(tensors)
+        value = self._unknown(inputs=tensors, sure=any(v.sure for v in tensors))
+        return value
+
+    def _binary_result(
+        self, left: list[Value], right: list[Value], operator: object, node: cst.CSTNode
+    ) -> Value:
+        lt = [v for v in left if v.kind is Kind.TENSOR]
+        rt = [v for v in right if v.kind is Kind.TENSOR]
+        if not lt and not rt:
+            return new_value(Kind.OTHER)
+        self._use(lt + rt)
+        result = new_value(
+            Kind.TENSOR,
+            sure=any(v.sure for v in lt + rt),
+            grad=self._grad_of(lt + rt),
+        )
+        for value in lt + rt:
+            result.hist |= value.hist
+        op = _BINARY_OPS.get(type(operator))
+        info = self.table.functions.get(f"torch.{op}") if op else None
+        if info is not None and len(info.params) >= 2:
+            self._record_saves(info, {info.params[0]: lt, info.params[1]: rt}, [result], node, op)
+        return result
+
+    # ------------------------------------------------------------------ calls
+    def _eval_call(self, node: cst.Call) -> list[Value]:
+        func = node.func
+        qualified = self.imports.qualify(func)
+        if qualified is not None and qualified.startswith("torch"):
+            return self._torch_call(qualified, node)
+        if isinstance(func, cst.Attribute):
+            callee = dotted_name(func)
+            receiver_values = self._lookup(callee) if callee else None
+            if receiver_values is not None and any(v.kind is Kind.MODULE for v in receiver_values):
+                args = self._args(node)
+                return self._call_modules(receiver_values, args, node, callee or "")
+            return self._method_call(node, func)
+        if isinstance(func, cst.Name):
+            name = func.value
+            values = self._lookup(name)
+            if values is not None and any(v.kind is Kind.MODULE for v in values):
+                args = self._args(node)
+                return self._call_modules(values, args, node, name)
+            if name in _METADATA_CALLS:
+                self._meta += 1
+                try:
+                    self._args(node)
+                finally:
+                    self._meta -= 1
+                return [new_value(Kind.OTHER)]
+            if name in self.classes:
+                return self._construct(name, node)
+            spec = self.resolver.spec(node)
+            args = self._args(node)
+            if spec is not None:
+                return [new_value(Kind.MODULE, name, module=spec)]
+            self._record_call(name, node, args)
+            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        self._eval(func)
+        args = self._args(node)
+        return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
+    def _args(self, node: cst.Call) -> list[tuple[str, cst.Arg, list[Value]]]:
+        out: list[tuple[str, cst.Arg, list[Value]]] = []
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else ""
+            values = self._eval(arg.value)
+            if arg.star:
+                values = self._flatten(values)
+            out.append((keyword, arg, values))
+        return out
+
+    def _construct(self, name: str, node: cst.Call) -> list[Value]:
+        args = self._args(node)
+        cls = self.classes[name]
+        if cls.is_module:
+            return [new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=node))]
+        self._record_call(name, node, args)
+        return [new_value(Kind.OTHER, name)]
+
+    def _record_call(
+        self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        scope = self.scope
+        self.facts.called.add(callee)
+        entries: list[tuple[int, str, str, int]] = []
+        position = 0
+        for keyword, arg, _ in args:
+            if isinstance(arg.value, cst.Name) and not arg.star:
+                name = arg.value.value
+                entries.append((position, keyword, name, scope.bindings.get(name, 0)))
+            if not keyword:
+                position += 1
+        scope.calls.append(_CallSite(callee, node, self._next(), entries))
+
+    def _finish_calls(self, scope: _Scope) -> None:
+        for call in scope.calls:
+            for index, keyword, name, binding in call.args:
+                for load_name, load_binding, seq, load_node in scope.loads:
+                    if load_name == name and load_binding == binding and seq > call.seq:
+                        read = ev.CallRead(call.node, load_node, name)
+                        bucket = self.facts.call_reads.setdefault(call.callee, [])
+                        bucket.append((index, keyword, read))
+                        break
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
+        method = func.attr.value
+        scope = self.scope
+        if method in METADATA_METHODS:
+            self._meta += 1
+            try:
+                receiver = self._eval(func.value)
+            finally:
+                self._meta -= 1
+            args = self._args(node)
+            if method == "backward":
+                self._backward_call(node, receiver, args)
+            return [new_value(Kind.OTHER)]
+        receiver = self._eval(func.value)
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            args = self._args(node)
+            self._record_call(method, node, args)
+            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        if isinstance(func.value, cst.Name) and func.value.value == "ctx":
+            args = self._args(node)
+            return [new_value(Kind.OTHER)]
+        args = self._args(node)
+        kinds = {v.kind for v in receiver}
+        if Kind.OPTIMIZER in kinds and method == "step":
+            groups = [v for opt in receiver for v in opt.elements]
+            self._write(groups, node, f"`{self._text(func)}()`", optimizer=True)
+            return [new_value(Kind.OTHER)]
+        if Kind.MODULE in kinds:
+            modules = [v for v in receiver if v.kind is Kind.MODULE]
+            if method in ("parameters", "named_parameters"):
+                return [Value(kind=Kind.PARAM_ITER, group=modules[0].group)]
+            if method == "forward":
+                return self._call_modules(modules, args, node, self._text(func.value))
+            if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half"):
+                return modules
+            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        if Kind.CONTAINER in kinds:
+            containers = [v for v in receiver if v.kind is Kind.CONTAINER]
+            if method in ("append", "extend", "insert", "add"):
+                for container in containers:
+                    for _, _, values in args:
+                        container.elements.extend(self._flatten(values))
+                return [new_value(Kind.OTHER)]
+            if method in ("pop", "get", "popleft"):
+                return [e for c in containers for e in c.elements] or [self._unknown()]
+            if method in ("values", "items", "copy"):
+                return containers
+        tensors = [v for v in receiver if v.kind is Kind.TENSOR]
+        if not tensors:
+            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        return self._tensor_method(node, func, method, tensors, args, scope)
+
+    def _tensor_method(
+        self,
+        node: cst.Call,
+        func: cst.Attribute,
+        method: str,
+        receiver: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        scope: _Scope,
+    ) -> list[Value]:
+        if method in ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_"):
+            self._check_clamp(node, method, [a for _, a, _ in args])
+        if method == "requires_grad_":
+            flag = literal_bool(args[0][1].value) if args else True
+            for value in receiver:
+                if flag is not False:
+                    value.grad = 2
+                    if not value.hist:
+                        value.leaf = True
+                        value.group.leaf = True
+            return receiver
+        if method == "detach":
+            out = []
+            for value in receiver:
+                view = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_detach=True)
+                view.sure = True
+                out.append(view)
+            return out
+        if method == "clone":
+            value = self._unknown(inputs=receiver, sure=True)
+            value.grad = self._grad_of(receiver)
+            return [value]
+        if self.table.is_inplace_method(method):
+            for value in receiver:
+                value.sure = True
+            info = self.table.methods.get(method)
+            extra = [v for _, _, vs in args for v in vs]
+            self._use(extra)
+            write = self._write(
+                receiver, node, f"`{self._text(func)}()`", extra=extra, target_node=func.value
+            )
+            if info is not None and write is not None:
+                bound = self._bind_args(info, receiver, args)
+                self._record_saves(info, bound, receiver, node, method)
+            if write is not None:
+                self._inplace_results[id(node)] = write
+            return receiver
+        if method in self.table.view_methods or method in MAYBE_SELF_METHODS:
+            return [self._view(v) for v in receiver]
+        info = self.table.methods.get(method)
+        inputs = receiver + [v for _, _, vs in args for v in vs]
+        self._use(inputs)
+        result = self._unknown(inputs=inputs, sure=info is not None or any(v.sure for v in receiver))
+        result.grad = self._grad_of(inputs)
+        if info is not None:
+            if info.view:
+                return [self._view(v) for v in receiver]
+            bound = self._bind_args(info, receiver, args)
+            self._record_saves(info, bound, [result], node, method)
+        return [result]
+
+    def _bind_args(
+        self, info: OpInfo, receiver: list[Value] | None, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> dict[str, list[Value]]:
+        params = list(info.params)
+        bound: dict[str, list[Value]] = {}
+        position = 0
+        if receiver is not None and params:
+            bound[params[0]] = receiver
+            position = 1
+        for keyword, _, values in args:
+            if keyword:
+                bound[keyword] = values
+            elif position < len(params):
+                bound[params[position]] = values
+                position += 1
+        return bound
+
+    def _record_saves(
+        self,
+        info: OpInfo,
+        bound: dict[str, list[Value]],
+        results: list[Value],
+        node: cst.CSTNode,
+        op: str,
+    ) -> None:
+        if self.scope.no_grad:
+            return
+        tensor_params = {
+            name: [v for v in values if v.kind is Kind.TENSOR]
+            for name, values in bound.items()
+            if any(v.kind is Kind.TENSOR for v in values)
+        }
+        all_inputs = [v for values in tensor_params.values() for v in values]
+        if self._grad_of(all_inputs) == 0:
+            return
+        for name in info.saves:
+            if name == "result":
+                for value in results:
+                    self._save(value, op, node, "result")
+                continue
+            values = tensor_params.get(name, [])
+            others = [v for n, vs in tensor_params.items() if n != name for v in vs]
+            needed = self._grad_of(others) > 0 if others else self._grad_of(values) > 0
+            if not needed:
+                continue
+            for value in values:
+                self._save(value, op, node, "input")
+
+    def _save(self, value: Value, op: str, node: cst.CSTNode, role: str) -> None:
+        record = SaveRecord(
+            group=value.group,
+            version=value.group.version,
+            hidden=value.group.hidden,
+            op=op,
+            node=node,
+            role=role,
+            tensor=value.group.name or value.arg_name,
+        )
+        value.hist.add(record)
+
+    def _torch_call(self, qualified: str, node: cst.Call) -> list[Value]:
+        table = self.table
+        if qualified in _CHECKPOINT:
+            return self._checkpoint_call(node)
+        if qualified in ("torch.autograd.grad",):
+            return self._grad_call(node)
+        if qualified in ("torch.autograd.backward",):
+            args = self._args(node)
+            tensors = args[0][2] if args else []
+            self._backward_point(node, tensors, args)
+            return [new_value(Kind.OTHER)]
+        if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
+            self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]))
+        if any(qualified.startswith(p) for p in _NON_TENSOR_TORCH):
+            self._meta += 1
+            try:
+                self._args(node)
+            finally:
+                self._meta -= 1
+            return [new_value(Kind.OTHER)]
+        if qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[1][:1].isupper():
+            args = self._args(node)
+            if "lr_scheduler" in qualified:
+                return [new_value(Kind.OTHER)]
+            optimizer = new_value(Kind.OPTIMIZER)
+            optimizer.elements = self._param_groups(args)
+            return [optimizer]
+        if qualified == "torch.nn.Parameter":
+            self._args(node)
+            value = new_value(Kind.TENSOR, grad=2, leaf=True)
+            value.group.leaf = True
+            return [value]
+        if qualified.startswith("torch.nn.init."):
+            args = self._args(node)
+            if args and qualified.endswith("_"):
+                self._write(args[0][2], node, f"`{_short(qualified)}()`", no_grad=True)
+            return [args[0][2][0]] if args and args[0][2] else [new_value(Kind.OTHER)]
+        spec = self.resolver.spec(node)
+        if spec is not None:
+            self._args(node)
+            return [new_value(Kind.MODULE, module=spec)]
+        args = self._args(node)
+        if qualified in table.factory_functions or qualified in _FACTORY_FALLBACK:
+            requires = any(
+                kw == "requires_grad" and literal_bool(arg.value) is True for kw, arg, _ in args
+            )
+            value = new_value(Kind.TENSOR, grad=2 if requires else 0, leaf=requires)
+            value.group.leaf = requires
+            return [value]
+        info = table.functions.get(qualified)
+        positional = [values for kw, _, values in args if not kw]
+        first = positional[0] if positional else []
+        out_values = [v for kw, _, vs in args if kw == "out" for v in vs]
+        inplace_mode = False
+        if info is not None and info.inplace_index is not None:
+            for kw, arg, _ in args:
+                if kw == "inplace":
+                    inplace_mode = literal_bool(arg.value) is True
+            if len(positional) > info.inplace_index and not inplace_mode:
+                flag_arg = [a for kw, a, _ in args if not kw][info.inplace_index]
+                inplace_mode = literal_bool(flag_arg.value) is True
+        name_inplace = qualified.rsplit(".", 1)[1].endswith("_") and not qualified.endswith("__")
+        inputs = [v for _, _, vs in args for v in vs if v.kind is Kind.TENSOR]
+        self._use(inputs)
+        if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
+            tensors = [v for v in first if v.kind is Kind.TENSOR]
+            for value in tensors:
+                value.sure = True
+            label = f"`{_short(qualified)}(..., inplace=True)`" if inplace_mode else (
+                f"`{_short(qualified)}()`"
+            )
+            write = self._write(tensors, node, label, extra=inputs, target_node=node.args[0].value)
+            if info is not None and write is not None:
+                self._record_saves(info, self._bind_args(info, None, args), tensors, node, label)
+            if write is not None:
+                self._inplace_results[id(node)] = write
+            return tensors
+        if out_values:
+            write = self._write(out_values, node, f"`{_short(qualified)}(..., out=)`", extra=inputs)
+            if write is not None:
+                self._inplace_results[id(node)] = write
+            return out_values
+        if info is not None and info.view and first:
+            return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
+        if qualified in table.view_functions and first:
+            return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
+        if qualified in ("torch.autograd.Variable",) and first:
+            return first
+        result = self._unknown(inputs=inputs, sure=True)
+        result.grad = self._grad_of(inputs)
+        if info is not None:
+            saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
+            patched = OpInfo(info.params, saves, info.view, False, None, None)
+            self._record_saves(patched, self._bind_args(info, None, args), [result], node,
+                               _short(qualified))
+        return [result]
+
+    def _param_groups(self, args: list[tuple[str, cst.Arg, list[Value]]]) -> list[Value]:
+        found: list[Value] = []
+
+        def visit(values: list[Value]) -> None:
+            for value in values:
+                if value.kind is Kind.PARAM_ITER or (value.kind is Kind.TENSOR and value.leaf):
+                    found.append(Value(kind=Kind.TENSOR, group=value.group, grad=2))
+                elif value.kind is Kind.CONTAINER:
+                    visit(value.elements)
+
+        for keyword, _, values in args:
+            if keyword in ("", "params"):
+                visit(values)
+        return found
+
+    def _call_modules(
+        self,
+        modules: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        node: cst.Call,
+        callee: str,
+    ) -> list[Value]:
+        inputs = [v for kw, _, vs in args if not kw for v in vs]
+        first = args[0][2] if args and not args[0][0] else []
+        results: list[Value] = []
+        for module in modules:
+            if module.kind is not Kind.MODULE or module.module is None:
+                continue
+            results += self._apply_module(module.module, module, first, inputs, node, callee)
+        return results or [self._unknown(inputs=inputs)]
+
+    def _apply_module(
+        self,
+        spec: ModuleSpec,
+        owner: Value,
+        first: list[Value],
+        inputs: list[Value],
+        node: cst.Call,
+        callee: str,
+    ) -> list[Value]:
+        tensors = [v for v in first if v.kind is Kind.TENSOR]
+        if spec.elements is not None:
+            current = tensors
+            for element in spec.elements:
+                current = self._apply_module(element, owner, current, current, node, callee)
+            return current
+        if spec.is_view:
+            return [self._view(v) for v in tensors] or [self._unknown(inputs=inputs)]
+        self._use(inputs)
+        if spec.inplace and tensors:
+            kind = _short(spec.qualname) if spec.qualname else "module"
+            related: tuple[tuple[cst.CSTNode, str], ...] = ()
+            if spec.node is not None:
+                related = ((spec.node, f"{kind} created with inplace=True here"),)
+            write = self._write(
+                tensors,
+                node,
+                f"`{callee}` ({kind}(inplace=True))",
+                extra=[v for v in inputs if v not in tensors],
+                target_node=node.args[0].value if node.args else node,
+                related=related,
+            )
+            if write is not None:
+                self._inplace_results[id(node)] = write
+                if spec.saves_result and self._grad_of(tensors) > 0:
+                    for value in tensors:
+                        self._save(value, kind, node, "result")
+            return tensors
+        result = self._unknown(inputs=inputs, sure=True)
+        result.grad = 0 if self.scope.no_grad else (2 if spec.has_parameters else self._grad_of(
+            inputs, default=1))
+        if self.scope.no_grad or result.grad == 0:
+            return [result]
+        label = _short(spec.qualname) if spec.qualname else callee
+        if spec.saves_input:
+            for value in tensors:
+                self._save(value, label, node, "input")
+                result.hist |= value.hist
+        if spec.saves_result:
+            self._save(result, label, node, "result")
+        if spec.has_parameters:
+            record = SaveRecord(
+                group=owner.group,
+                version=owner.group.version,
+                hidden=owner.group.hidden,
+                op=f"the forward pass of `{callee}`",
+                node=node,
+                role="parameters",
+                tensor=f"{callee}'s parameters",
+            )
+            result.hist.add(record)
+        return [result]
+
+    def _checkpoint_call(self, node: cst.Call) -> list[Value]:
+        if node.args:
+            target = dotted_name(node.args[0].value)
+            if target is not None:
+                self.facts.checkpointed.setdefault(target.split(".")[-1], node)
+        args = self._args(node)
+        return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
+
+    # ------------------------------------------------------------------ backward
+    def _grad_call(self, node: cst.Call) -> list[Value]:
+        scope = self.scope
+        before = self._next()
+        outputs_arg = _arg(node, 0, "outputs")
+        inputs_arg = _arg(node, 1, "inputs")
+        outputs = self._eval(outputs_arg.value) if outputs_arg is not None else []
+        if inputs_arg is not None:
+            self._meta += 1
+            try:
+                self._eval(inputs_arg.value)
+            finally:
+                self._meta -= 1
+        for arg in node.args:
+            if arg is not outputs_arg and arg is not inputs_arg:
+                self._eval(arg.value)
+        if inputs_arg is not None:
+            self._check_grad_targets(node, inputs_arg.value, before)
+        retain = _retains(node)
+        self._backward(self._flatten(outputs), node, retain, "`torch.autograd.grad`")
+        del scope
+        return [new_value(Kind.CONTAINER)]
+
+    def _backward_call(
+        self, node: cst.Call, receiver: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        self._backward_point(node, receiver, args)
+
+    def _backward_point(
+        self, node: cst.Call, tensors: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        for keyword, arg, _ in args:
+            if keyword == "inputs":
+                self._check_grad_targets(node, arg.value, None)
+        self._backward(self._flatten(tensors), node, _retains(node), "`backward()`")
+
+    def _check_grad_targets(
+        self, node: cst.Call, inputs: cst.BaseExpression, since: int | None
+    ) -> None:
+        scope = self.scope
+        names: list[cst.Name] = []
+        if isinstance(inputs, cst.Name):
+            names.append(inputs)
+        elif isinstance(inputs, cst.List | cst.Tuple):
+            names += [e.value for e in inputs.elements if isinstance(e.value, cst.Name)]
+        for name_node in names:
+            name = name_node.value
+            values = scope.env.get(name, [])
+            binding = scope.bindings.get(name, 0)
+            for value in values:
+                if value.leaf:
+                    continue
+                group = value.group
+                inside = [w for _, w in group.writes if since is not None and w.seq > since]
+                if inside:
+                    self.facts.grad_targets.append(ev.GradTarget(
+                        node, scope.stmt, name, "is overwritten in place inside this call",
+                        node, inside[0]))
+                    break
+                if name in scope.bound_inplace:
+                    write = scope.bound_inplace[name]
+                    self.facts.grad_targets.append(ev.GradTarget(
+                        write.node, write.stmt, name, "was bound to the result of an in-place op",
+                        node, write))
+                    break
+                later = [
+                    w for _, w in group.writes
+                    if w.seq > binding and value.first_use is not None and w.seq > value.first_use
+                    and not w.no_grad
+                ]
+                if later:
+                    self.facts.grad_targets.append(ev.GradTarget(
+                        later[0].node, later[0].stmt, name, "was overwritten in place after use",
+                        node, later[0]))
+                    break
+
+    def _backward(
+        self, values: list[Value], node: cst.CSTNode | None, retain: bool, what: str
+    ) -> None:
+        scope = self.scope
+        records: set[SaveRecord] = set()
+        for value in values:
+            records |= value.hist
+        for record in sorted(records, key=lambda r: r.id):
+            if record.id in scope.consumed:
+                continue
+            group = record.group
+            write = None
+            if group.version > record.version:
+                write = group.first_write_after(record.version)
+            elif group.hidden > record.hidden:
+                write = group.first_hidden_after(record.hidden)
+            if write is not None:
+                self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
+        if not retain and node is not None:
+            scope.consumed |= {r.id for r in records}
+
+    # ------------------------------------------------------------------ writes
+    def _write(
+        self,
+        values: list[Value],
+        node: cst.CSTNode,
+        what: str,
+        *,
+        hidden: bool = False,
+        extra: list[Value] | None = None,
+        target_node: cst.CSTNode | None = None,
+        related: tuple[tuple[cst.CSTNode, str], ...] = (),
+        no_grad: bool = False,
+        optimizer: bool = False,
+    ) -> Write | None:
+        """Record an in-place write to every group in ``values``."""
+        scope = self.scope
+        tensors = [v for v in values if v.kind is Kind.TENSOR]
+        if not tensors:
+            return None
+        hidden = hidden or all(v.via_data for v in tensors)
+        via_detach = any(v.via_detach for v in tensors)
+        target = self._text(target_node) if target_node is not None else ""
+        if target_node is not None and isinstance(target_node, cst.Subscript):
+            target = self._text(target_node.value)
+        write = Write(
+            node=node,
+            stmt=scope.stmt,
+            what=what,
+            target=target,
+            seq=self._next(),
+            hidden=hidden,
+            via_detach=via_detach,
+            no_grad=scope.no_grad or no_grad,
+            related=related,
+        )
+        groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
+        for group in groups.values():
+            if hidden:
+                group.hidden += 1
+                group.hidden_writes.append((group.hidden, write))
+            else:
+                group.version += 1
+                group.writes.append((group.version, write))
+        for value in tensors:
+            if extra:
+                for other in extra:
+                    value.hist |= other.hist
+        written_name = self._written_name(target_node)
+        group_ids = frozenset(groups)
+        scope.stale.append(_Pending(group_ids, write, write.seq, written_name))
+        self._classify_write(write, tensors, group_ids, optimizer or no_grad)
+        return write
+
+    def _written_name(self, target_node: cst.CSTNode | None) -> str | None:
+        if target_node is None:
+            return None
+        if isinstance(target_node, cst.Subscript):
+            target_node = target_node.value
+        name = dotted_name(target_node) if isinstance(target_node, cst.BaseExpression) else None
+        if name is not None and name.endswith(".data"):
+            name = name[:-5]
+        return name
+
+    def _classify_write(
+        self, write: Write, tensors: list[Value], groups: frozenset[int], internal_no_grad: bool
+    ) -> None:
+        scope = self.scope
+        ctx = scope.ctx
+        if not write.hidden and not write.via_detach and not scope.no_grad and not internal_no_grad:
+            leaves = [v for v in tensors if v.leaf]
+            if leaves:
+                self.facts.leaf_writes.append(ev.LeafWrite(write, write.target or "tensor"))
+        if ctx.role == "fn_backward":
+            for value in tensors:
+                if value.origin in ("grad_output", "saved"):
+                    role = "grad_output" if value.origin == "grad_output" else "saved tensor"
+                    self.facts.function_writes.append(
+                        ev.FunctionWrite(write, role, value.arg_name or write.target)
+                    )
+                    break
+        elif ctx.role == "fn_forward":
+            for value in tensors:
+                if value.origin == "fn_input" and value.arg_name not in ctx.mark_dirty:
+                    self.facts.function_writes.append(
+                        ev.FunctionWrite(write, "input", value.arg_name)
+                    )
+                    break
+        else:
+            for value in tensors:
+                if value.origin == "arg" and self._still_bound(value):
+                    exempt = ctx.exempt_args or ("" if not scope.no_grad else "it runs under no_grad")
+                    index = self._param_index(value.arg_name)
+                    self.facts.arg_writes.append(
+                        ev.ArgWrite(
+                            write, ctx.name, value.arg_name, index, exempt,
+                            evidence=value.sure or self._tensor_evidence(value.arg_name),
+                        )
+                    )
+                    break
+        if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.exempt_data:
+            graph = [v for v in tensors if not v.leaf]
+            if graph and any(self._group_in_graph(v) for v in graph):
+                scope.hidden.append(_Pending(groups, write, write.seq, None))
+
+    def _group_in_graph(self, value: Value) -> bool:
+        for values in self.scope.env.values():
+            for other in values:
+                if other.group is value.group and other.kind is Kind.TENSOR:
+                    if other.grad > 0 and not other.leaf and not other.via_data and (
+                        other.hist or other.origin == "arg"
+                    ):
+                        return True
+        return False
+
+    def _still_bound(self, value: Value) -> bool:
+        scope = self.scope
+        for values in scope.env.values():
+            if any(v.group is value.group and v.origin == "arg" for v in values):
+                return True
+        return False
+
+    def _param_index(self, name: str) -> int:
+        func = self.scope.ctx.node
+        if func is None:
+            return -1
+        params = [p.name.value for p in func.params.params]
+        if self.scope.ctx.cls is not None and params and not _is_static(func):
+            params = params[1:]
+        return params.index(name) if name in params else -1
+
+    def _tensor_evidence(self, name: str) -> bool:
+        func = self.scope.ctx.node
+        if func is None:
+            return False
+        return name in _tensor_names(func, self.imports, self.table)
+
+    # ------------------------------------------------------------------ rules needing syntax
+    def _check_clamp(self, node: cst.Call, method: str, args: list[cst.Arg]) -> None:
+        keyword = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        positional = [a.value for a in args if a.keyword is None and not a.star]
+        if method.startswith("clamp_min"):
+            hit = bool(positional) and _literal_zero(positional[0]) or _literal_zero(
+                keyword.get("min")
+            )
+        else:
+            low = keyword.get("min", positional[0] if positional else None)
+            high = keyword.get("max", positional[1] if len(positional) > 1 else None)
+            hit = _literal_zero(low) and (high is None or _is_none(high))
+        if hit:
+            self.facts.clamp_relus.append(ev.ClampRelu(node, self.scope.stmt, self._text(node)))
+
+    def _chain_hazards(self) -> None:
+        analyzer = self
+
+        class _Visitor(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if analyzer.imports.qualify(node.func) != "torch.nn.Sequential":
+                    return
+                spec = analyzer.resolver.spec(node)
+                if spec is None or not spec.elements:
+                    return
+                previous: ModuleSpec | None = None
+                for element in spec.elements:
+                    if element.is_view:
+                        continue
+                    if (
+                        previous is not None
+                        and previous.saves_result
+                        and element.inplace
+                        and element.node is not None
+                        and previous.node is not None
+                    ):
+                        analyzer.facts.chain_hazards.append(
+                            ev.ChainHazard(
+                                element.node,
+                                None,
+                                previous.node,
+                                _short(previous.qualname or "module"),
+                                _short(element.qualname or "module"),
+                            )
+                        )
+                    previous = element
+
+        self.module.visit(_Visitor())
+
+
+def _orelse(node: cst.If | cst.Else | None) -> Sequence[cst.BaseStatement]:
+    if node is None:
+        return []
+    if isinstance(node, cst.If):
+        return [node]
+    return node.body.body
+
+
+def _arg(node: cst.Call, index: int, keyword: str) -> cst.Arg | None:
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    return positional[index] if index < len(positional) else None
+
+
+def _retains(node: cst.Call) -> bool:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value in ("retain_graph", "create_graph"):
+            return literal_bool(arg.value) is not False
+    return False
+
+
+def _aug_binary(operator: cst.BaseAugOp) -> object:
+    mapping = {
+        cst.AddAssign: cst.Add,
+        cst.SubtractAssign: cst.Subtract,
+        cst.MultiplyAssign: cst.Multiply,
+        cst.DivideAssign: cst.Divide,
+        cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+        cst.PowerAssign: cst.Power,
+    }
+    op = mapping.get(type(operator))
+    return op() if op is not None else cst.Add()
+
+
+def _is_static(func: cst.FunctionDef | None) -> bool:
+    if func is None:
+        return False
+    for deco in func.decorators:
+        if dotted_name(deco.decorator) in ("staticmethod",):
+            return True
+    return False
+
+
+def _mark_dirty_names(func: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            callee = dotted_name(node.func) or ""
+            if callee.endswith(".mark_dirty"):
+                for arg in node.args:
+                    if isinstance(arg.value, cst.Name):
+                        names.add(arg.value.value)
+
+    func.visit(_Visitor())
+    return names
+
+
+def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -> set[str]:
+    """Names that the function body uses the way only tensors are used."""
+    names: set[str] = set()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name):
+                attr = node.attr.value
+                if (
+                    attr in METADATA_ATTRIBUTES
+                    or attr in table.view_methods
+                    or attr in table.methods
+                    or table.is_inplace_method(attr)
+                    or attr in ("size", "dim", "numel", "data", "detach", "clone")
+                ):
+                    names.add(node.value.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            qualified = imports.qualify(node.func) or ""
+            if qualified.startswith("torch.") and node.args:
+                first = node.args[0].value
+                if isinstance(first, cst.Name):
+                    names.add(first.value)
+
+    func.body.visit(_Visitor())
+    return names
+
+
+def analyze(module: cst.Module, table: OpTable | None = None) -> ev.Facts:
+    """Run the dataflow pass over ``module``."""
+    return Analyzer(module, table).run()

@@ -1,0 +1,129 @@
+"""What the dataflow pass observed; rules turn these into findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from inplace_lint.facts.model import SaveRecord, Write
+
+
+@dataclass(frozen=True, eq=False)
+class SavedOverwrite:
+    """A tensor saved for backward was overwritten before a backward that needs it."""
+
+    write: Write
+    record: SaveRecord
+    backward: cst.CSTNode | None  # None when the backward is outside the function
+    backward_what: str
+
+
+@dataclass(frozen=True, eq=False)
+class StaleRead:
+    """A value's old contents are read again after an in-place write changed them."""
+
+    write: Write
+    read: cst.CSTNode
+    name: str
+    how: str
+
+
+@dataclass(frozen=True, eq=False)
+class LeafWrite:
+    """An in-place write to a leaf tensor that requires grad, with grad mode on."""
+
+    write: Write
+    leaf: str
+
+
+@dataclass(frozen=True, eq=False)
+class CallRead:
+    """A caller passes ``name`` to a function and reads it again afterwards."""
+
+    call: cst.CSTNode
+    read: cst.CSTNode
+    name: str
+
+
+@dataclass(eq=False)
+class ArgWrite:
+    """A function writes in place to a tensor it received as an argument."""
+
+    write: Write
+    function: str
+    param: str
+    index: int
+    exempt: str  # non-empty when the function is in-place by contract
+    evidence: bool  # the argument is known to be a tensor
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionWrite:
+    """Inside a custom autograd.Function: a write to grad_output, saved tensors or inputs."""
+
+    write: Write
+    role: str
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class GradTarget:
+    """autograd.grad/backward(inputs=) names a tensor that was rebound or written in place."""
+
+    node: cst.CSTNode
+    stmt: cst.CSTNode | None
+    name: str
+    how: str
+    grad_call: cst.CSTNode
+    write: Write | None
+
+
+@dataclass(frozen=True, eq=False)
+class HiddenWriteRead:
+    """A `.data`/`.detach()` write to a graph tensor whose new value is used again."""
+
+    write: Write
+    read: cst.CSTNode
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class ClampRelu:
+    """``clamp(min=0)`` and friends used as a ReLU."""
+
+    node: cst.CSTNode
+    stmt: cst.CSTNode | None
+    text: str
+
+
+@dataclass(frozen=True, eq=False)
+class ChainHazard:
+    """In nn.Sequential, an in-place module follows one that saved its output."""
+
+    node: cst.CSTNode
+    stmt: cst.CSTNode | None
+    previous: cst.CSTNode
+    previous_name: str
+    name: str
+
+
+@dataclass
+class Facts:
+    """Everything the dataflow pass learnt about one file."""
+
+    saved_overwrites: list[SavedOverwrite] = field(default_factory=list)
+    stale_reads: list[StaleRead] = field(default_factory=list)
+    leaf_writes: list[LeafWrite] = field(default_factory=list)
+    arg_writes: list[ArgWrite] = field(default_factory=list)
+    function_writes: list[FunctionWrite] = field(default_factory=list)
+    grad_targets: list[GradTarget] = field(default_factory=list)
+    hidden_reads: list[HiddenWriteRead] = field(default_factory=list)
+    clamp_relus: list[ClampRelu] = field(default_factory=list)
+    chain_hazards: list[ChainHazard] = field(default_factory=list)
+    #: function name -> calls that pass an argument and read it again later
+    call_reads: dict[str, list[tuple[int, str, CallRead]]] = field(default_factory=dict)
+    #: function names called somewhere in the file (bare or as self.name)
+    called: set[str] = field(default_factory=set)
+    #: function names passed to torch.utils.checkpoint
+    checkpointed: dict[str, cst.CSTNode] = field(default_factory=dict)

@@ -1,0 +1,121 @@
+"""The abstract values the dataflow pass tracks: storage groups, values and save records."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import Enum
+
+import libcst as cst
+
+_ids = itertools.count(1)
+
+
+class Kind(Enum):
+    """What sort of Python object a value stands for."""
+
+    TENSOR = "tensor"
+    MODULE = "module"
+    OPTIMIZER = "optimizer"
+    CONTAINER = "container"
+    PARAM_ITER = "param_iter"
+    OTHER = "other"
+
+
+@dataclass(eq=False)
+class Write:
+    """One in-place write to a storage group."""
+
+    node: cst.CSTNode
+    stmt: cst.CSTNode | None
+    what: str  # how the write reads in a message, e.g. "`x.mul_()`"
+    target: str  # the written tensor's source text
+    seq: int
+    hidden: bool = False  # through `.data`: autograd's version counter does not move
+    via_detach: bool = False
+    no_grad: bool = False
+    related: tuple[tuple[cst.CSTNode, str], ...] = ()
+
+
+@dataclass(eq=False)
+class Group:
+    """Tensors sharing one storage and one version counter (a base and its views)."""
+
+    name: str
+    version: int = 0
+    hidden: int = 0
+    leaf: bool = False  # a leaf that requires grad lives here
+    writes: list[tuple[int, Write]] = field(default_factory=list)
+    hidden_writes: list[tuple[int, Write]] = field(default_factory=list)
+    id: int = field(default_factory=lambda: next(_ids))
+
+    def first_write_after(self, version: int) -> Write | None:
+        for after, write in self.writes:
+            if after > version:
+                return write
+        return None
+
+    def first_hidden_after(self, hidden: int) -> Write | None:
+        for after, write in self.hidden_writes:
+            if after > hidden:
+                return write
+        return None
+
+
+@dataclass(eq=False)
+class SaveRecord:
+    """An op saved the tensor in ``group`` (at ``version``) for its backward."""
+
+    group: Group
+    version: int
+    hidden: int
+    op: str
+    node: cst.CSTNode
+    role: str  # "input", "result" or "parameters"
+    tensor: str
+    id: int = field(default_factory=lambda: next(_ids))
+
+
+@dataclass(eq=False)
+class ModuleSpec:
+    """A module object as far as the source shows it."""
+
+    qualname: str | None  # "torch.nn.ReLU", or None for user/unknown modules
+    node: cst.CSTNode | None
+    inplace: bool = False
+    elements: tuple[ModuleSpec, ...] | None = None  # for nn.Sequential with literal members
+    saves_input: bool = False
+    saves_result: bool = False
+    has_parameters: bool = True
+    is_view: bool = False  # Flatten, Identity and the like return their input or a view
+
+
+@dataclass(eq=False)
+class Value:
+    """One abstract Python value."""
+
+    kind: Kind
+    group: Group
+    sure: bool = True  # for tensors: known to be a tensor, not just possibly one
+    grad: int = 1  # requires grad: 0 no, 1 maybe, 2 yes
+    leaf: bool = False
+    origin: str = ""  # "arg", "grad_output", "saved", "fn_input" or ""
+    arg_name: str = ""
+    via_data: bool = False
+    via_detach: bool = False
+    hist: set[SaveRecord] = field(default_factory=set)
+    elements: list[Value] = field(default_factory=list)
+    module: ModuleSpec | None = None
+    inplace_from: Write | None = None  # bound from the result of this in-place write
+    first_use: int | None = None
+    literal_container: bool = False
+    id: int = field(default_factory=lambda: next(_ids))
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR
+
+
+def new_value(kind: Kind, name: str = "", **kwargs: object) -> Value:
+    """A value with a fresh storage group of its own."""
+    return Value(kind=kind, group=Group(name=name), **kwargs)  # type: ignore[arg-type]

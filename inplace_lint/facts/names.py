@@ -1,0 +1,114 @@
+"""Resolve local names to qualified names through a module's imports."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+#: Old or internal spellings mapped to the public names the op table uses.
+_PREFIX_ALIASES = (
+    ("torch.nn.modules.activation.", "torch.nn."),
+    ("torch.nn.modules.conv.", "torch.nn."),
+    ("torch.nn.modules.linear.", "torch.nn."),
+    ("torch.nn.modules.batchnorm.", "torch.nn."),
+    ("torch.nn.modules.container.", "torch.nn."),
+    ("torch.nn.modules.dropout.", "torch.nn."),
+    ("torch.nn.modules.module.", "torch.nn."),
+    ("torch.nn.modules.", "torch.nn."),
+    ("torch.nn.parameter.", "torch.nn."),
+    ("torch.autograd.function.", "torch.autograd."),
+    ("torch.functional.", "torch."),
+    ("torch._C._nn.", "torch.nn.functional."),
+)
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression) -> str:
+    return dotted_name(node) or ""
+
+
+class ImportTable:
+    """Maps the local names bound by import statements to fully qualified names."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    @classmethod
+    def from_module(cls, module: cst.Module) -> ImportTable:
+        table = cls()
+        for stmt in _walk_imports(module.body):
+            table.add(stmt)
+        return table
+
+    def add(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _module_name(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self._names[alias.asname.name.value] = full
+                else:
+                    top = full.split(".")[0]
+                    self._names[top] = top
+            return
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = _module_name(node.module)
+        for alias in node.names:
+            imported = _module_name(alias.name)
+            local = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self._names[local] = f"{base}.{imported}"
+
+    @property
+    def imports_torch(self) -> bool:
+        return any(q == "torch" or q.startswith("torch.") for q in self._names.values())
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name of a Name/Attribute chain rooted at an imported name."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self._names.get(head)
+        if base is None:
+            return None
+        full = f"{base}.{rest}" if rest else base
+        return normalize(full)
+
+
+def normalize(qualified: str) -> str:
+    """Map internal module paths to the public name (``torch.nn.modules.conv.Conv2d``)."""
+    for old, new in _PREFIX_ALIASES:
+        if qualified.startswith(old):
+            tail = qualified[len(old) :]
+            if old == "torch.nn.modules." or old.startswith("torch.nn.modules."):
+                tail = tail.rsplit(".", 1)[-1]
+            return new + tail
+    return qualified
+
+
+def _walk_imports(body: object) -> list[cst.Import | cst.ImportFrom]:
+    """Every import statement in the module, at any depth (imports inside try/if/functions)."""
+    found: list[cst.Import | cst.ImportFrom] = []
+
+    class _Collector(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            found.append(node)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            found.append(node)
+
+    module = cst.Module(body=body)  # type: ignore[arg-type]
+    module.visit(_Collector())
+    return found

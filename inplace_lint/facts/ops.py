@@ -1,0 +1,123 @@
+"""What torch ops save for backward, which return views and which write in place.
+
+The knowledge is generated from real torch by ``tools/gen_torch_ops.py`` and shipped as
+``inplace_lint/data/torch_ops.json``; this module only reads that file, so the static
+checker never needs torch installed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+#: Tensor methods whose result is not a tensor, or only describes the tensor.
+METADATA_METHODS = frozenset(
+    {
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride",
+        "data_ptr", "is_contiguous", "item", "tolist", "numpy", "storage_offset",
+        "get_device", "is_floating_point", "is_complex", "type", "__len__", "untyped_storage",
+        "register_hook", "retain_grad", "backward", "equal", "is_set_to", "is_leaf",
+    }
+)  # fmt: skip
+#: Tensor attributes that read metadata, not the tensor's values.
+METADATA_ATTRIBUTES = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout",
+        "names", "is_sparse", "is_quantized", "is_meta", "is_leaf", "grad", "itemsize", "nbytes",
+    }
+)  # fmt: skip
+#: In-place methods that change no values: they never count as writes.
+NON_WRITING_METHODS = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
+#: Methods that may return ``self`` unchanged (so the result aliases the receiver).
+MAYBE_SELF_METHODS = frozenset(
+    {"contiguous", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type_as",
+     "long", "int", "bool", "requires_grad_", "coalesce", "view_as", "expand_as"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """Autograd facts about one function or method."""
+
+    params: tuple[str, ...]
+    saves: frozenset[str]
+    view: bool
+    inplace: bool
+    inplace_index: int | None
+    saves_out_of_place: frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    """Autograd facts about one ``torch.nn`` module class."""
+
+    saves_input: bool
+    saves_result: bool
+    inplace_index: int | None
+    has_parameters: bool
+    saves_input_out_of_place: bool
+    saves_result_out_of_place: bool
+
+
+@dataclass(frozen=True)
+class OpTable:
+    """The whole generated table, indexed for lookups."""
+
+    torch_version: str
+    functions: dict[str, OpInfo]
+    methods: dict[str, OpInfo]
+    modules: dict[str, ModuleInfo]
+    inplace_methods: frozenset[str]
+    view_methods: frozenset[str]
+    view_functions: frozenset[str]
+    factory_functions: frozenset[str]
+
+    def is_inplace_method(self, name: str) -> bool:
+        return name in self.inplace_methods and name not in NON_WRITING_METHODS
+
+
+def _op(raw: dict[str, Any]) -> OpInfo:
+    inplace_param = raw.get("inplace_param")
+    oop = raw.get("saves_out_of_place")
+    return OpInfo(
+        params=tuple(raw.get("params", ())),
+        saves=frozenset(raw.get("saves", ())),
+        view=bool(raw.get("view", False)),
+        inplace=bool(raw.get("inplace", False)),
+        inplace_index=inplace_param.get("index") if inplace_param else None,
+        saves_out_of_place=frozenset(oop) if oop is not None else None,
+    )
+
+
+def _module(raw: dict[str, Any]) -> ModuleInfo:
+    inplace_param = raw.get("inplace_param")
+    saves_input = bool(raw.get("saves_input", False))
+    saves_result = bool(raw.get("saves_result", False))
+    return ModuleInfo(
+        saves_input=saves_input,
+        saves_result=saves_result,
+        inplace_index=inplace_param.get("index") if inplace_param else None,
+        has_parameters=bool(raw.get("has_parameters", False)),
+        saves_input_out_of_place=bool(raw.get("saves_input_out_of_place", saves_input)),
+        saves_result_out_of_place=bool(raw.get("saves_result_out_of_place", saves_result)),
+    )
+
+
+@cache
+def load_table() -> OpTable:
+    """Load the shipped table once per process."""
+    text = resources.files("inplace_lint.data").joinpath("torch_ops.json").read_text("utf-8")
+    raw = json.loads(text)
+    return OpTable(
+        torch_version=raw.get("torch_version", "?"),
+        functions={k: _op(v) for k, v in raw.get("functions", {}).items()},
+        methods={k: _op(v) for k, v in raw.get("methods", {}).items()},
+        modules={k: _module(v) for k, v in raw.get("modules", {}).items()},
+        inplace_methods=frozenset(raw.get("inplace_methods", ())),
+        view_methods=frozenset(raw.get("view_methods", ())),
+        view_functions=frozenset(raw.get("view_functions", ())),
+        factory_functions=frozenset(raw.get("factory_functions", ())),
+    )

@@ -1,0 +1,30 @@
+"""flake8-style text output: ``path:line:col: CODE message``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from inplace_lint.checks import PARSE_ERROR, rule_by_code
+from inplace_lint.finding import Finding
+
+
+def format_finding(finding: Finding, source_lines: Sequence[str] | None = None) -> str:
+    """One finding, and with ``source_lines`` the offending line with a caret under it."""
+    head = f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {finding.message}"
+    if source_lines is None or not 0 < finding.line <= len(source_lines):
+        return head
+    line = source_lines[finding.line - 1].rstrip("\r\n")
+    prefix = "".join(ch if ch == "\t" else " " for ch in line[: finding.column - 1])
+    return f"{head}\n    {line}\n    {prefix}^"
+
+
+def statistics(findings: Sequence[Finding]) -> list[str]:
+    """``count  CODE name`` lines, most frequent first."""
+    counts = Counter(f.code for f in findings)
+    lines = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        rule = rule_by_code(code)
+        name = rule.name if rule is not None else ("cannot-parse" if code == PARSE_ERROR else "")
+        lines.append(f"{count:<5} {code} {name}")
+    return lines
