@@ -38,7 +38,9 @@ def _parser() -> _Parser:
         description="Find in-place autograd hazards in PyTorch code.",
         epilog="Commands: check PATH... (default), rules, rule CODE.",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; - for stdin")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or directories; - for stdin"
+    )
     parser.add_argument("--select", type=_codes, help="only these codes or prefixes (comma list)")
     parser.add_argument("--extend-select", type=_codes, help="add these codes or prefixes")
     parser.add_argument("--ignore", type=_codes, help="skip these codes or prefixes")
@@ -69,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()
         return EXIT_ERROR
-    except Exception as exc:  # noqa: BLE001 - the promise is: no tracebacks, ever
+    except Exception as exc:
         _error(f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_ERROR
 
@@ -186,7 +188,7 @@ def _read_lines(path: str) -> list[str] | None:
         from inplace_lint.source import decode
 
         return decode(Path(path).read_bytes()).text.splitlines()
-    except Exception:  # noqa: BLE001 - showing source is best effort
+    except Exception:
         return None
 
 

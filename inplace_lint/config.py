@@ -158,8 +158,10 @@ def load_config(pyproject: Path | None) -> Config:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known keys: {known})")
     config = Config(root=root, source=pyproject)
     if "select" in section:
-        config = replace(config, select=tuple(validate_codes(_strings(section, "select", where),
-                                                             f"{where} select")))
+        config = replace(
+            config,
+            select=tuple(validate_codes(_strings(section, "select", where), f"{where} select")),
+        )
     if "extend-select" in section:
         codes = validate_codes(_strings(section, "extend-select", where), f"{where} extend-select")
         config = replace(config, extend_select=tuple(codes))

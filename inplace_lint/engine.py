@@ -32,7 +32,9 @@ class FileResult:
     error: str | None = None
 
 
-def lint_source(text: str, path: str = "<stdin>", codes: Iterable[str] | None = None) -> list[Finding]:
+def lint_source(
+    text: str, path: str = "<stdin>", codes: Iterable[str] | None = None
+) -> list[Finding]:
     """Lint Python source text; ``codes`` limits the rules (default: those on by default)."""
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     if not may_contain_hazard(text):
@@ -46,6 +48,7 @@ def lint_source(text: str, path: str = "<stdin>", codes: Iterable[str] | None = 
     try:
         facts = analyze(module)
         raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
+        raw = _apply_precedence(raw)
     except RecursionError:
         return [_parse_error(path, 1, 1, "too deeply nested to analyse")]
     if not raw:
@@ -60,8 +63,11 @@ def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> li
     except DecodeError as exc:
         return [_parse_error(path, 1, 1, str(exc))]
     if "\x00" in text:
-        return [_parse_error(path, text[: text.index("\x00")].count("\n") + 1, 1,
-                             "source contains a null byte")]
+        return [
+            _parse_error(
+                path, text[: text.index("\x00")].count("\n") + 1, 1, "source contains a null byte"
+            )
+        ]
     return lint_source(text, path, codes)
 
 
@@ -77,6 +83,29 @@ def lint_path(path: Path, display: str, config: Config) -> FileResult:
         return FileResult(display, (), error=f"cannot read {display}: {exc.strerror or exc}")
     findings = lint_bytes(data, display, config.codes_for(str(path)))
     return FileResult(display, tuple(findings))
+
+
+#: A code on a write hides these codes on the same write: the first is the louder failure.
+SUPERSEDES = {
+    "IPL001": ("IPL002", "IPL004", "IPL006", "IPL007"),
+    "IPL002": ("IPL004",),
+    "IPL005": ("IPL002", "IPL004"),
+    "IPL006": ("IPL002", "IPL004"),
+    "IPL007": ("IPL002", "IPL004"),
+}
+
+
+def _apply_precedence(raw: list[RawFinding]) -> list[RawFinding]:
+    codes_at: dict[int, set[str]] = {}
+    for item in raw:
+        codes_at.setdefault(id(item.node), set()).add(item.code)
+    kept = []
+    for item in raw:
+        here = codes_at[id(item.node)]
+        if any(item.code in SUPERSEDES.get(other, ()) for other in here):
+            continue
+        kept.append(item)
+    return kept
 
 
 def _parse_error(path: str, line: int, column: int, reason: str) -> Finding:

@@ -14,8 +14,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
     for event in facts.grad_targets:
         if id(event.node) in seen:
             continue
-        if event.write is not None and id(event.write.node) in raised and event.node is not (
-            event.grad_call
+        if (
+            event.write is not None
+            and id(event.write.node) in raised
+            and event.node is not (event.grad_call)
         ):
             continue
         seen.add(id(event.node))

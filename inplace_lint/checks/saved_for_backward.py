@@ -21,12 +21,15 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             saved = f"`{record.op}` saved its output for backward"
         else:
             saved = f"`{record.op}` saved its input for backward"
-        when = "backward will fail" if event.backward is not None else (
-            "the caller's backward will fail"
+        when = (
+            "backward will fail"
+            if event.backward is not None
+            else ("the caller's backward will fail")
         )
         target = f"`{write.target}`" if write.target else "a tensor"
+        line = f"{{line:{id(record.node)}}}"
         message = (
-            f"{write.what} overwrites {target} in place after {saved} (line {{line:{id(record.node)}}}); "
+            f"{write.what} overwrites {target} in place after {saved} (line {line}); "
             f"{when} with 'modified by an inplace operation'"
         )
         related = [(record.node, f"saved for backward by {record.op} here"), *write.related]

@@ -140,7 +140,9 @@ def _inplace_arg(call: cst.Call, index: int) -> bool:
     return False
 
 
-def collect_classes(module: cst.Module, imports: ImportTable) -> dict[str, ClassFacts]:
+def collect_classes(
+    module: cst.Module, imports: ImportTable, table: OpTable | None = None
+) -> dict[str, ClassFacts]:
     """Find every class in the file and classify it by its bases (transitively)."""
     found: dict[str, ClassFacts] = {}
     bases: dict[str, list[str]] = {}
@@ -174,6 +176,10 @@ def collect_classes(module: cst.Module, imports: ImportTable) -> dict[str, Class
         return kinds
 
     for name, facts in found.items():
+        for base in bases.get(name, []):
+            info = table.modules.get(base) if table is not None else None
+            if info is not None and info.has_parameters:
+                facts.parameters |= {"weight", "bias"}
         kinds = kind_of(name)
         facts.is_module = "module" in kinds
         facts.is_function = "function" in kinds

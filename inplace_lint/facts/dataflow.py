@@ -10,6 +10,7 @@ events: saves for backward, in-place writes, reads after writes, backward calls.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -126,8 +127,11 @@ class _Pending:
     write: Write
     seq: int
     written_name: str | None
-    bound_elsewhere: bool = False
     done: bool = False
+
+    @property
+    def bound_elsewhere(self) -> bool:
+        return self.write.elsewhere
 
 
 @dataclass
@@ -152,6 +156,33 @@ class _Scope:
     consumed: set[int] = field(default_factory=set)
     no_grad: bool = False
     stmt: cst.CSTNode | None = None
+    callables: dict[str, Group] = field(default_factory=dict)
+    pending_by_node: dict[int, _Pending] = field(default_factory=dict)
+
+
+_OPTIMIZER_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser"})
+_MODEL_WORDS = frozenset({"net", "model", "module", "self", "network"})
+
+
+def _words(name: str) -> list[str]:
+    last = name.rsplit(".", 1)[-1]
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", last)
+    return [w for w in re.split(r"[_\d]+", spaced.lower()) if w]
+
+
+def _optimizer_hint(name: str) -> str | None:
+    """For an optimizer-looking name (``opt_d``, ``optimizerG``) the rest of it, else None."""
+    words = _words(name)
+    if not any(w in _OPTIMIZER_WORDS for w in words):
+        return None
+    return "".join(w for w in words if w not in _OPTIMIZER_WORDS)
+
+
+def _model_matches(hint: str, name: str) -> bool:
+    norm = "".join(w for w in _words(name) if w not in _MODEL_WORDS)
+    if not hint:
+        return True
+    return bool(norm) and (norm == hint or norm.startswith(hint) or hint.startswith(norm))
 
 
 class Analyzer:
@@ -161,7 +192,7 @@ class Analyzer:
         self.module = module
         self.table = table or load_table()
         self.imports = ImportTable.from_module(module)
-        self.classes = collect_classes(module, self.imports)
+        self.classes = collect_classes(module, self.imports, self.table)
         self.resolver = ModuleResolver(self.imports, self.table, self.classes)
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver)
@@ -214,9 +245,11 @@ class Analyzer:
     def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
         ctx = self._context(func, cls)
         params = [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]
-        self._run_scope(ctx, func.body.body if isinstance(func.body, cst.IndentedBlock) else (
-            func.body.body
-        ), params=params)
+        self._run_scope(
+            ctx,
+            func.body.body,
+            params=params,
+        )
 
     def _context(self, func: cst.FunctionDef, cls: ClassFacts | None) -> Context:
         name = func.name.value
@@ -253,7 +286,9 @@ class Analyzer:
         return ctx
 
     def _run_scope(
-        self, ctx: Context, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement],
+        self,
+        ctx: Context,
+        body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement],
         params: Sequence[cst.Param],
     ) -> _Scope:
         outer = self._scope
@@ -304,6 +339,8 @@ class Analyzer:
             return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
         if ctx.role == "fn_forward":
             return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
+        if "Module" in ann_text or "Sequential" in ann_text:
+            return new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=None))
         if ann_text and "Tensor" not in ann_text and "Any" not in ann_text:
             return new_value(Kind.OTHER, name)
         default = param.default
@@ -347,7 +384,7 @@ class Analyzer:
         return text if len(text) <= 40 else text[:37] + "..."
 
     def _unknown(self, name: str = "", inputs: Iterable[Value] = (), sure: bool = False) -> Value:
-        inputs = list(inputs)
+        inputs = self._flatten(inputs)
         value = new_value(Kind.TENSOR, name, sure=sure, grad=self._grad_of(inputs, default=1))
         for item in inputs:
             value.hist |= item.hist
@@ -356,7 +393,7 @@ class Analyzer:
     def _grad_of(self, inputs: Iterable[Value], default: int = 0) -> int:
         if self.scope.no_grad:
             return 0
-        grads = [v.grad for v in inputs if v.kind is Kind.TENSOR]
+        grads = [v.grad for v in self._flatten(inputs) if v.kind is Kind.TENSOR]
         if not grads:
             return default
         return max(grads)
@@ -439,6 +476,7 @@ class Analyzer:
                 elements.extend(value.elements)
             elif value.kind is Kind.PARAM_ITER:
                 param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
+                param.origin = value.origin
                 elements.append(param)
             elif value.kind is Kind.TENSOR and value.sure:
                 view = Value(kind=Kind.TENSOR, group=value.group, grad=value.grad)
@@ -456,7 +494,11 @@ class Analyzer:
         for _ in range(2):
             if target is not None:
                 node, elements = target
-                if isinstance(node, cst.Name) and elements:
+                if isinstance(node, cst.Tuple) and elements and elements[0].origin == "named":
+                    last = node.elements[-1].value
+                    if isinstance(last, cst.Name):
+                        self._bind(last.value, list(elements))
+                elif isinstance(node, cst.Name) and elements:
                     self._bind(node.value, list(elements))
                 else:
                     self._assign(node, [self._unknown()], None)
@@ -495,6 +537,7 @@ class Analyzer:
         scope = self.scope
         if isinstance(small, cst.Expr):
             values = self._eval(small.value)
+            self._settle(small.value, None)
             if isinstance(small.value, cst.Yield | cst.Await):
                 scope.escapes.extend(values)
         elif isinstance(small, cst.Assign):
@@ -509,6 +552,7 @@ class Analyzer:
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 scope.escapes.extend(self._flatten(self._eval(small.value)))
+                self._settle(small.value, None)
         elif isinstance(small, cst.Del):
             target = small.target
             if isinstance(target, cst.Name):
@@ -533,9 +577,7 @@ class Analyzer:
             write = self._inplace_results.get(id(source)) if source is not None else None
             if write is not None:
                 scope.bound_inplace[target.value] = write
-                for pending in scope.stale:
-                    if pending.write is write and pending.written_name != target.value:
-                        pending.bound_elsewhere = True
+            self._settle(source, target.value)
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
@@ -566,6 +608,14 @@ class Analyzer:
         if isinstance(target, cst.Subscript):
             base = self._eval(target.value)
             self._eval_slices(target)
+            key = _string_key(target)
+            if key is not None:
+                for container in base:
+                    if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.hist:
+                        container.kind = Kind.CONTAINER
+                        container.items[key] = values
+                        container.elements.extend(values)
+                return
             if any(v.kind is Kind.CONTAINER for v in base):
                 for container in base:
                     if container.kind is Kind.CONTAINER:
@@ -574,7 +624,9 @@ class Analyzer:
             tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
             if tensors:
                 self._use(values)
-                self._write(tensors, target, "subscript assignment", extra=values)
+                self._write(
+                    tensors, target, "subscript assignment", extra=values, target_node=target
+                )
 
     def _augassign(self, node: cst.AugAssign) -> None:
         op = _AUG_OPS.get(type(node.operator))
@@ -644,8 +696,13 @@ class Analyzer:
             base = self._eval(node.value)
             self._eval_slices(node)
             out: list[Value] = []
+            key = _string_key(node)
             for value in base:
-                if value.kind is Kind.CONTAINER:
+                if key is not None and key in value.items:
+                    out.extend(value.items[key])
+                elif key is not None:
+                    out.append(self._unknown())
+                elif value.kind is Kind.CONTAINER:
                     out.extend(value.elements or [self._unknown()])
                 elif value.kind is Kind.TENSOR:
                     out.append(self._view(value))
@@ -654,18 +711,30 @@ class Analyzer:
             return out
         if isinstance(node, cst.List | cst.Tuple | cst.Set):
             container = new_value(Kind.CONTAINER, literal_container=True)
+            start = self._next()
+            held: list[tuple[str, cst.Name, set[int], int]] = []
             for element in node.elements:
                 values = self._eval(element.value)
                 if isinstance(element, cst.StarredElement):
                     values = self._flatten(values)
+                elif isinstance(element.value, cst.Name):
+                    groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
+                    held.append((element.value.value, element.value, groups, self._next()))
                 container.elements.extend(values)
+            if held and not self._meta:
+                self._stale_in_display(start, held)
             return [container]
         if isinstance(node, cst.Dict):
             container = new_value(Kind.CONTAINER, literal_container=True)
             for element in node.elements:
+                values = self._eval(element.value)
                 if isinstance(element, cst.DictElement):
                     self._eval(element.key)
-                container.elements.extend(self._eval(element.value))
+                    if isinstance(element.key, cst.SimpleString):
+                        key = element.key.evaluated_value
+                        if isinstance(key, str):
+                            container.items[key] = values
+                container.elements.extend(values)
             return [container]
         if isinstance(node, cst.IfExp):
             self._eval(node.test)
@@ -688,11 +757,41 @@ class Analyzer:
             return [new_value(Kind.OTHER)]
         if isinstance(
             node,
-            cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString | cst.ConcatenatedString
-            | cst.FormattedString | cst.Ellipsis,
+            cst.Integer
+            | cst.Float
+            | cst.Imaginary
+            | cst.SimpleString
+            | cst.ConcatenatedString
+            | cst.FormattedString
+            | cst.Ellipsis,
         ):
             return [new_value(Kind.OTHER)]
         return [self._unknown()]
+
+    def _stale_in_display(
+        self, start: int, held: list[tuple[str, cst.Name, set[int], int]]
+    ) -> None:
+        """``return x, x.tanh_()``: the display holds x, which a later element overwrites."""
+        for pending in self.scope.stale:
+            if pending.done or pending.seq <= start:
+                continue
+            for name, node, groups, seq in held:
+                if seq < pending.seq and groups & pending.groups:
+                    pending.done = True
+                    how = "the same expression holds the old value"
+                    self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
+                    break
+
+    def _settle(self, expr: cst.BaseExpression | None, name: str | None) -> None:
+        """An in-place call used as a statement, or rebinding its own target, is not stale."""
+        pending_by_node = self.scope.pending_by_node
+        node = expr
+        while isinstance(node, cst.Call):
+            pending = pending_by_node.get(id(node))
+            if pending is not None and (name is None or pending.written_name == name):
+                pending.write.elsewhere = False
+            func = node.func
+            node = func.value if isinstance(func, cst.Attribute) else None
 
     def _comprehension(self, node: cst.BaseExpression) -> Value:
         container = new_value(Kind.CONTAINER)
@@ -701,7 +800,7 @@ class Analyzer:
         while comp_for is not None:
             inner += self._eval(comp_for.iter)
             comp_for = comp_for.inner_for_in
-        element = self._unknown(inputs=[v for v in inner if v.kind is Kind.TENSOR])
+        element = self._unknown(inputs=inner)
         container.elements.append(element)
         return container
 
@@ -737,10 +836,11 @@ class Analyzer:
         now = self._next()
         binding = scope.bindings.get(name, 0)
         scope.loads.append((name, binding, now, node))
-        groups = {v.group.id for v in values}
+        groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
         for v in values:
             if v.kind is Kind.CONTAINER and v.literal_container:
                 groups |= {e.group.id for e in v.elements}
+        matched: list[_Pending] = []
         for pending in scope.stale:
             if pending.done or now <= pending.seq or binding >= pending.seq:
                 continue
@@ -748,11 +848,17 @@ class Analyzer:
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:
                 continue
-            pending.done = True
-            how = "the in-place result was bound to a new name" if (
-                name == pending.written_name
-            ) else "it aliases the written tensor"
-            self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
+            matched.append(pending)
+        if matched:
+            for pending in matched:
+                pending.done = True
+            latest = max(matched, key=lambda p: p.seq)
+            how = (
+                "the in-place result was bound to a new name"
+                if (name == latest.written_name)
+                else "it aliases the written tensor"
+            )
+            self.facts.stale_reads.append(ev.StaleRead(latest.write, node, name, how))
         if scope.no_grad:
             return
         for pending in scope.hidden:
@@ -795,8 +901,9 @@ class Analyzer:
             elif value.kind is Kind.MODULE:
                 param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
                 out.append(param if attr in ("weight", "bias") else self._unknown())
-            elif value.kind is Kind.OTHER and value.group.name == "ctx" or (
-                self.scope.ctx.role == "fn_backward" and attr in ("saved_tensors", "saved_variables")
+            elif (value.kind is Kind.OTHER and value.group.name == "ctx") or (
+                self.scope.ctx.role == "fn_backward"
+                and attr in ("saved_tensors", "saved_variables")
             ):
                 saved = new_value(Kind.CONTAINER)
                 saved.origin = "saved"
@@ -877,6 +984,10 @@ class Analyzer:
                 return [new_value(Kind.OTHER)]
             if name in self.classes:
                 return self._construct(name, node)
+            if values is not None and any(v.kind is Kind.TENSOR and not v.sure for v in values):
+                model = Value(kind=Kind.MODULE, group=values[0].group)
+                model.module = ModuleSpec(qualname=None, node=None)
+                return self._call_modules([model], self._args(node), node, name)
             spec = self.resolver.spec(node)
             args = self._args(node)
             if spec is not None:
@@ -953,14 +1064,16 @@ class Analyzer:
             return [new_value(Kind.OTHER)]
         args = self._args(node)
         kinds = {v.kind for v in receiver}
-        if Kind.OPTIMIZER in kinds and method == "step":
-            groups = [v for opt in receiver for v in opt.elements]
-            self._write(groups, node, f"`{self._text(func)}()`", optimizer=True)
-            return [new_value(Kind.OTHER)]
+        if method == "step":
+            stepped = self._optimizer_params(func.value, receiver, args)
+            if stepped is not None:
+                self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
+                return [new_value(Kind.OTHER)]
+        if method in ("parameters", "named_parameters") and receiver:
+            named = "named" if method == "named_parameters" else ""
+            return [Value(kind=Kind.PARAM_ITER, group=receiver[0].group, origin=named)]
         if Kind.MODULE in kinds:
             modules = [v for v in receiver if v.kind is Kind.MODULE]
-            if method in ("parameters", "named_parameters"):
-                return [Value(kind=Kind.PARAM_ITER, group=modules[0].group)]
             if method == "forward":
                 return self._call_modules(modules, args, node, self._text(func.value))
             if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half"):
@@ -981,6 +1094,37 @@ class Analyzer:
         if not tensors:
             return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
         return self._tensor_method(node, func, method, tensors, args, scope)
+
+    def _optimizer_params(
+        self,
+        receiver_node: cst.BaseExpression,
+        receiver: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+    ) -> list[Value] | None:
+        """The parameters an ``X.step()`` call updates, or None if it is no optimizer step."""
+        optimizers = [v for v in receiver if v.kind is Kind.OPTIMIZER]
+        if optimizers:
+            return [e for o in optimizers for e in o.elements]
+        if args and not args[0][0]:
+            inner = [v for v in args[0][2] if v.kind is Kind.OPTIMIZER]
+            if inner:
+                return [e for o in inner for e in o.elements]
+            name = dotted_name(args[0][1].value)
+            hint = _optimizer_hint(name) if name else None
+            return self._hinted_params(hint) if hint is not None else None
+        name = dotted_name(receiver_node)
+        hint = _optimizer_hint(name) if name else None
+        if hint is None or any(v.kind is Kind.TENSOR and v.sure for v in receiver):
+            return None
+        return self._hinted_params(hint)
+
+    def _hinted_params(self, hint: str) -> list[Value]:
+        """Parameters of the models whose names match an optimizer's name (``opt_d`` -> ``D``)."""
+        groups: dict[int, Group] = {}
+        for name, group in self.scope.callables.items():
+            if _model_matches(hint, name):
+                groups[group.id] = group
+        return [Value(kind=Kind.TENSOR, group=g, grad=2) for g in groups.values()]
 
     def _tensor_method(
         self,
@@ -1033,7 +1177,9 @@ class Analyzer:
         info = self.table.methods.get(method)
         inputs = receiver + [v for _, _, vs in args for v in vs]
         self._use(inputs)
-        result = self._unknown(inputs=inputs, sure=info is not None or any(v.sure for v in receiver))
+        result = self._unknown(
+            inputs=inputs, sure=info is not None or any(v.sure for v in receiver)
+        )
         result.grad = self._grad_of(inputs)
         if info is not None:
             if info.view:
@@ -1043,7 +1189,10 @@ class Analyzer:
         return [result]
 
     def _bind_args(
-        self, info: OpInfo, receiver: list[Value] | None, args: list[tuple[str, cst.Arg, list[Value]]]
+        self,
+        info: OpInfo,
+        receiver: list[Value] | None,
+        args: list[tuple[str, cst.Arg, list[Value]]],
     ) -> dict[str, list[Value]]:
         params = list(info.params)
         bound: dict[str, list[Value]] = {}
@@ -1130,7 +1279,10 @@ class Analyzer:
             optimizer.elements = self._param_groups(args)
             return [optimizer]
         if qualified == "torch.nn.Parameter":
-            self._args(node)
+            args = self._args(node)
+            flag = _arg(node, 1, "requires_grad")
+            if flag is not None and literal_bool(flag.value) is False:
+                return [new_value(Kind.TENSOR, grad=0)]
             value = new_value(Kind.TENSOR, grad=2, leaf=True)
             value.group.leaf = True
             return [value]
@@ -1164,14 +1316,16 @@ class Analyzer:
                 flag_arg = [a for kw, a, _ in args if not kw][info.inplace_index]
                 inplace_mode = literal_bool(flag_arg.value) is True
         name_inplace = qualified.rsplit(".", 1)[1].endswith("_") and not qualified.endswith("__")
-        inputs = [v for _, _, vs in args for v in vs if v.kind is Kind.TENSOR]
+        inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
         self._use(inputs)
         if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
             tensors = [v for v in first if v.kind is Kind.TENSOR]
             for value in tensors:
                 value.sure = True
-            label = f"`{_short(qualified)}(..., inplace=True)`" if inplace_mode else (
-                f"`{_short(qualified)}()`"
+            label = (
+                f"`{_short(qualified)}(..., inplace=True)`"
+                if inplace_mode
+                else (f"`{_short(qualified)}()`")
             )
             write = self._write(tensors, node, label, extra=inputs, target_node=node.args[0].value)
             if info is not None and write is not None:
@@ -1195,8 +1349,9 @@ class Analyzer:
         if info is not None:
             saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
             patched = OpInfo(info.params, saves, info.view, False, None, None)
-            self._record_saves(patched, self._bind_args(info, None, args), [result], node,
-                               _short(qualified))
+            self._record_saves(
+                patched, self._bind_args(info, None, args), [result], node, _short(qualified)
+            )
         return [result]
 
     def _param_groups(self, args: list[tuple[str, cst.Arg, list[Value]]]) -> list[Value]:
@@ -1227,6 +1382,7 @@ class Analyzer:
         for module in modules:
             if module.kind is not Kind.MODULE or module.module is None:
                 continue
+            self.scope.callables[callee] = module.group
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
 
@@ -1243,10 +1399,12 @@ class Analyzer:
         if spec.elements is not None:
             current = tensors
             for element in spec.elements:
+                if current is not tensors and element.inplace:
+                    continue  # writes a fresh intermediate; the chain check covers it
                 current = self._apply_module(element, owner, current, current, node, callee)
             return current
         if spec.is_view:
-            return [self._view(v) for v in tensors] or [self._unknown(inputs=inputs)]
+            return tensors or [self._unknown(inputs=inputs)]
         self._use(inputs)
         if spec.inplace and tensors:
             kind = _short(spec.qualname) if spec.qualname else "module"
@@ -1268,8 +1426,11 @@ class Analyzer:
                         self._save(value, kind, node, "result")
             return tensors
         result = self._unknown(inputs=inputs, sure=True)
-        result.grad = 0 if self.scope.no_grad else (2 if spec.has_parameters else self._grad_of(
-            inputs, default=1))
+        result.grad = (
+            0
+            if self.scope.no_grad
+            else (2 if spec.has_parameters else self._grad_of(inputs, default=1))
+        )
         if self.scope.no_grad or result.grad == 0:
             return [result]
         label = _short(spec.qualname) if spec.qualname else callee
@@ -1355,25 +1516,52 @@ class Analyzer:
                 group = value.group
                 inside = [w for _, w in group.writes if since is not None and w.seq > since]
                 if inside:
-                    self.facts.grad_targets.append(ev.GradTarget(
-                        node, scope.stmt, name, "is overwritten in place inside this call",
-                        node, inside[0]))
+                    self.facts.grad_targets.append(
+                        ev.GradTarget(
+                            node,
+                            scope.stmt,
+                            name,
+                            "is overwritten in place inside this call",
+                            node,
+                            inside[0],
+                        )
+                    )
                     break
                 if name in scope.bound_inplace:
                     write = scope.bound_inplace[name]
-                    self.facts.grad_targets.append(ev.GradTarget(
-                        write.node, write.stmt, name, "was bound to the result of an in-place op",
-                        node, write))
+                    self.facts.grad_targets.append(
+                        ev.GradTarget(
+                            write.node,
+                            write.stmt,
+                            name,
+                            "was bound to the result of an in-place op",
+                            node,
+                            write,
+                        )
+                    )
                     break
                 later = [
-                    w for _, w in group.writes
-                    if w.seq > binding and value.first_use is not None and w.seq > value.first_use
+                    w
+                    for _, w in group.writes
+                    if w.seq > binding
                     and not w.no_grad
+                    and (
+                        value.origin == "arg"
+                        or w.elsewhere
+                        or (value.first_use is not None and w.seq > value.first_use)
+                    )
                 ]
                 if later:
-                    self.facts.grad_targets.append(ev.GradTarget(
-                        later[0].node, later[0].stmt, name, "was overwritten in place after use",
-                        node, later[0]))
+                    self.facts.grad_targets.append(
+                        ev.GradTarget(
+                            later[0].node,
+                            later[0].stmt,
+                            name,
+                            "was overwritten in place after use",
+                            node,
+                            later[0],
+                        )
+                    )
                     break
 
     def _backward(
@@ -1446,7 +1634,11 @@ class Analyzer:
                     value.hist |= other.hist
         written_name = self._written_name(target_node)
         group_ids = frozenset(groups)
-        scope.stale.append(_Pending(group_ids, write, write.seq, written_name))
+        pending = _Pending(group_ids, write, write.seq, written_name)
+        if isinstance(node, cst.Call) and written_name is not None:
+            write.elsewhere = True
+            scope.pending_by_node[id(node)] = pending
+        scope.stale.append(pending)
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
 
@@ -1487,11 +1679,17 @@ class Analyzer:
         else:
             for value in tensors:
                 if value.origin == "arg" and self._still_bound(value):
-                    exempt = ctx.exempt_args or ("" if not scope.no_grad else "it runs under no_grad")
+                    exempt = ctx.exempt_args or (
+                        "" if not scope.no_grad else "it runs under no_grad"
+                    )
                     index = self._param_index(value.arg_name)
                     self.facts.arg_writes.append(
                         ev.ArgWrite(
-                            write, ctx.name, value.arg_name, index, exempt,
+                            write,
+                            ctx.name,
+                            value.arg_name,
+                            index,
+                            exempt,
                             evidence=value.sure or self._tensor_evidence(value.arg_name),
                         )
                     )
@@ -1504,11 +1702,15 @@ class Analyzer:
     def _group_in_graph(self, value: Value) -> bool:
         for values in self.scope.env.values():
             for other in values:
-                if other.group is value.group and other.kind is Kind.TENSOR:
-                    if other.grad > 0 and not other.leaf and not other.via_data and (
-                        other.hist or other.origin == "arg"
-                    ):
-                        return True
+                if (
+                    other.group is value.group
+                    and other.kind is Kind.TENSOR
+                    and other.grad > 0
+                    and not other.leaf
+                    and not other.via_data
+                    and (other.hist or other.origin == "arg")
+                ):
+                    return True
         return False
 
     def _still_bound(self, value: Value) -> bool:
@@ -1538,14 +1740,14 @@ class Analyzer:
         keyword = {a.keyword.value: a.value for a in args if a.keyword is not None}
         positional = [a.value for a in args if a.keyword is None and not a.star]
         if method.startswith("clamp_min"):
-            hit = bool(positional) and _literal_zero(positional[0]) or _literal_zero(
+            hit = (bool(positional) and _literal_zero(positional[0])) or _literal_zero(
                 keyword.get("min")
             )
         else:
             low = keyword.get("min", positional[0] if positional else None)
             high = keyword.get("max", positional[1] if len(positional) > 1 else None)
             hit = _literal_zero(low) and (high is None or _is_none(high))
-        if hit:
+        if hit and not self.scope.no_grad:
             self.facts.clamp_relus.append(ev.ClampRelu(node, self.scope.stmt, self._text(node)))
 
     def _chain_hazards(self) -> None:
@@ -1581,6 +1783,16 @@ class Analyzer:
                     previous = element
 
         self.module.visit(_Visitor())
+
+
+def _string_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    if isinstance(value, cst.SimpleString):
+        key = value.evaluated_value
+        return key if isinstance(key, str) else None
+    return None
 
 
 def _orelse(node: cst.If | cst.Else | None) -> Sequence[cst.BaseStatement]:
@@ -1622,10 +1834,7 @@ def _aug_binary(operator: cst.BaseAugOp) -> object:
 def _is_static(func: cst.FunctionDef | None) -> bool:
     if func is None:
         return False
-    for deco in func.decorators:
-        if dotted_name(deco.decorator) in ("staticmethod",):
-            return True
-    return False
+    return any(dotted_name(deco.decorator) == "staticmethod" for deco in func.decorators)
 
 
 def _mark_dirty_names(func: cst.FunctionDef) -> set[str]:

@@ -34,6 +34,7 @@ class Write:
     hidden: bool = False  # through `.data`: autograd's version counter does not move
     via_detach: bool = False
     no_grad: bool = False
+    elsewhere: bool = False  # the in-place result is used as if it were a new tensor
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 
@@ -105,6 +106,7 @@ class Value:
     via_detach: bool = False
     hist: set[SaveRecord] = field(default_factory=set)
     elements: list[Value] = field(default_factory=list)
+    items: dict[str, list[Value]] = field(default_factory=dict)  # string-keyed entries
     module: ModuleSpec | None = None
     inplace_from: Write | None = None  # bound from the result of this in-place write
     first_use: int | None = None
