@@ -5,6 +5,20 @@ their out-of-place counterparts. Running a program and its twin side by side sho
 in-place operation does to autograd: the twin of a hazard runs (or computes other numbers),
 the twin of a safe program computes the same numbers.
 
+Rewrites, on the chosen lines:
+
+* ``x.add_(y)`` as a statement -> ``x = x.add(y)``; as a value -> ``x.add(y)``. Methods
+  without an out-of-place name become ``x.clone().zero_()``; ``x.copy_(y)`` -> ``x * 0 + y``.
+* ``torch.relu_(x)`` / ``F.relu_(x)`` -> ``x = torch.relu(x)`` (statement) or ``torch.relu(x)``.
+* ``inplace=True`` (and a positional ``True`` for known signatures) -> ``False``.
+* ``x += y`` -> ``x = x + y``; ``torch.add(a, b, out=c)`` -> ``c = torch.add(a, b)``.
+* writes to an element or a view (``x[i] = v``, ``x[i] += y``, ``x[0].add_(1)``) clone the
+  base tensor first, on the same line.
+* ``x.data.mul_(2)`` / ``x.detach().mul_(2)`` -> ``x = x.mul(2)``, the visible write.
+* ``x.clamp(min=0)`` / ``torch.clamp(x, min=0)`` -> ``x.relu()`` / ``torch.relu(x)``; the
+  in-place ``x.clamp_(min=0)`` as a statement -> ``x = x.relu()``.
+* on a chosen line where nothing else matched, ``self.act(out)`` -> ``self.act(out.clone())``.
+
 Every rewrite keeps the statement on the line it started on (extra statements are joined
 with ``;``), so line numbers in the twin match the original. Text outside the rewritten
 nodes is kept byte for byte.
@@ -13,6 +27,7 @@ nodes is kept byte for byte.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -321,23 +336,20 @@ def _through_subscript(node: cst.BaseExpression) -> bool:
 
 
 def _write_through(
-    target: cst.BaseExpression,
-    value: cst.BaseExpression | None,
-    stmt: cst.BaseSmallStatement,
+    target: cst.BaseExpression, value: cst.BaseExpression, stmt: cst.BaseSmallStatement
 ) -> list[cst.BaseSmallStatement] | None:
     """Out-of-place form of a write to ``target``, an element or view of a named tensor.
 
     ``x[0].add_(1)`` -> ``x = x.clone() if hasattr(x, "clone") else x; x[0] = x[0].add(1)``:
     a tensor is cloned first, so the write lands in a private copy; a container is kept and
-    only its element is rebound. ``value`` is the out-of-place result for ``target``; when it
-    is ``None``, or ``target`` cannot be assigned to (``x.view(-1)``), ``stmt`` is kept after
-    the clone.
+    only its element is rebound to ``value``, the out-of-place result. When ``target`` cannot
+    be assigned to (``x.view(-1)``), ``stmt`` itself follows the clone.
     """
     base = _base_of(target)
     if base is None:
         return None
     clone = _clone_of(base, guarded=_through_subscript(target))
-    if value is not None and isinstance(target, cst.Subscript):
+    if isinstance(target, cst.Subscript):
         return [clone, _assign(target, value).with_changes(semicolon=stmt.semicolon)]
     return [clone, stmt]
 
@@ -370,7 +382,11 @@ def _inplace_method(call: cst.Call) -> bool:
 
 
 def _clamp_as_relu(call: cst.Call) -> cst.Call | None:
-    """``x.clamp(min=0)`` -> ``x.relu()``, ``torch.clamp(x, min=0)`` -> ``torch.relu(x)``."""
+    """``x.clamp(min=0)`` -> ``x.relu()``, ``torch.clamp(x, min=0)`` -> ``torch.relu(x)``.
+
+    The in-place spellings (``x.clamp_(min=0)``) get the out-of-place ``relu`` too: the
+    caller rebinds the written name when the call is a statement.
+    """
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
@@ -390,7 +406,7 @@ def _clamp_as_relu(call: cst.Call) -> cst.Call | None:
     bound = keywords["min"].value if keywords else operands[0].value
     if not _is_zero(bound):
         return None
-    relu = cst.Name("relu_" if inplace else "relu")
+    relu = cst.Name("relu")
     if is_function:
         return call.with_changes(
             func=func.with_changes(attr=relu), args=_without_last_comma(positional[:1])
@@ -487,9 +503,12 @@ class _TwinTransformer(cst.CSTTransformer):
             if not (isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call)):
                 continue
             call = stmt.value
-            if not self._chosen(*self._call_lines(call)) or _clamp_as_relu(call) is not None:
+            if not self._chosen(*self._call_lines(call)):
                 continue
-            if _inplace_function(call) or _inplace_method(call) or _keyword(call, "out"):
+            if _clamp_as_relu(call) is not None:
+                if _is_inplace_name(cast(cst.Attribute, call.func).attr.value):
+                    self._owned.add(id(call))
+            elif _inplace_function(call) or _inplace_method(call) or _keyword(call, "out"):
                 self._owned.add(id(call))
 
     def _rewrite_body(
@@ -609,6 +628,19 @@ def _write(
 
 def _rewrite_owned_call(call: cst.Call, stmt: cst.Expr) -> list[cst.BaseSmallStatement]:
     """A statement whose call writes in place: rebind the written tensor to the result."""
+    relu = _clamp_as_relu(call)
+    if relu is not None:
+        func = cast(cst.Attribute, relu.func)
+        if _dotted_name(func.value) == "torch":
+            operands = _positional(relu)
+            written = _write(operands[0].value, lambda t: _replace_first_arg(relu, t), stmt)
+        else:
+            written = _write(
+                cast(cst.Attribute, call.func).value,
+                lambda t: relu.with_changes(func=func.with_changes(value=t)),
+                stmt,
+            )
+        return written if written is not None else [stmt.with_changes(value=relu)]
     if _inplace_function(call) is not None:
         value = _out_of_place_function(call)
         operands = _positional(call)

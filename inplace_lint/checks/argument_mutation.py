@@ -10,21 +10,47 @@ from inplace_lint.facts.events import Facts
 
 def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
+    # A caller in this file is harmed: its tensor was saved for backward or is read again.
+    for event in facts.saved_overwrites:
+        write = event.write
+        if write.via_call is None or write.hidden or id(write.node) in seen:
+            continue
+        seen.add(id(write.node))
+        message = (
+            f"{write.what} mutates argument `{write.param}` in place; the caller passes "
+            f"`{write.target}` (line {{line:{id(write.via_call)}}}), which `{event.record.op}` "
+            f"saved for backward (line {{line:{id(event.record.node)}}}): backward will fail"
+        )
+        related = (
+            (write.via_call, f"called with `{write.target}` here"),
+            (event.record.node, f"saved for backward by {event.record.op} here"),
+        )
+        yield RawFinding("IPL004", write.node, write.stmt, message, related)
+    for read in facts.stale_reads:
+        write = read.write
+        if write.via_call is None or id(write.node) in seen:
+            continue
+        seen.add(id(write.node))
+        message = (
+            f"{write.what} mutates argument `{write.param}` in place; the caller passes "
+            f"`{write.target}` (line {{line:{id(write.via_call)}}}) and reads `{read.name}` "
+            f"again at line {{line:{id(read.read)}}}, expecting the old value"
+        )
+        related = (
+            (write.via_call, f"called with `{write.target}` here"),
+            (read.read, f"caller reads `{read.name}` again here"),
+        )
+        yield RawFinding("IPL004", write.node, write.stmt, message, related)
+    # No caller in this file to judge by: report helpers that are not in-place by contract.
     for event in facts.arg_writes:
         write = event.write
         if id(write.node) in seen:
             continue
         checkpoint = facts.checkpointed.get(event.function)
-        reads = [
-            read
-            for index, keyword, read in facts.call_reads.get(event.function, [])
-            if keyword == event.param or (not keyword and index == event.index)
-        ]
-        if checkpoint is None:
-            if event.exempt or not event.evidence:
-                continue
-            if event.function in facts.called and not reads:
-                continue
+        if checkpoint is None and (
+            event.exempt or not event.evidence or event.function in facts.called
+        ):
+            continue
         seen.add(id(write.node))
         message = (
             f"{write.what} mutates argument `{event.param}` of `{event.function}()` in place; "
@@ -37,10 +63,6 @@ def check(facts: Facts) -> Iterator[RawFinding]:
                 f"{{line:{id(checkpoint)}}}), whose recomputation sees the mutated input"
             )
             related.append((checkpoint, "checkpointed here"))
-        if reads:
-            first = reads[0]
-            message += f"; the caller reads `{first.name}` again at line {{line:{id(first.read)}}}"
-            related.append((first.read, f"caller reads `{first.name}` again here"))
         yield RawFinding("IPL004", write.node, write.stmt, message, tuple(related))
 
 

@@ -9,23 +9,27 @@ from inplace_lint.facts.events import Facts
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
-    raised = {id(e.write.node) for e in facts.saved_overwrites if not e.write.hidden}
     seen: set[int] = set()
     for event in facts.saved_overwrites:
         write = event.write
-        if not write.hidden or id(write.node) in seen:
+        bypass = write.hidden or write.via_detach
+        if not bypass or write.via_call is not None or id(write.node) in seen:
             continue
         seen.add(id(write.node))
+        line = f"{{line:{id(event.record.node)}}}"
+        if write.hidden:
+            outcome = "autograd cannot see the change and the gradients are silently wrong"
+        else:
+            outcome = "`.detach()` shares the version counter, so backward will raise"
         message = (
-            f"{write.what} changes `{write.target}` through `.data` after `{event.record.op}` "
-            f"saved it for backward (line {{line:{id(event.record.node)}}}); autograd cannot "
-            "see the change and the gradients are silently wrong"
+            f"{write.what} changes `{write.target}` behind autograd's back after "
+            f"`{event.record.op}` saved it for backward (line {line}); {outcome}"
         )
         related = ((event.record.node, f"saved for backward by {event.record.op} here"),)
         yield RawFinding("IPL007", write.node, write.stmt, message, related)
     for read in facts.hidden_reads:
         write = read.write
-        if id(write.node) in seen or id(write.node) in raised:
+        if id(write.node) in seen:
             continue
         seen.add(id(write.node))
         via = "`.detach()`" if write.via_detach else "`.data`"

@@ -12,7 +12,8 @@ def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
     for event in facts.saved_overwrites:
         write, record = event.write, event.record
-        if write.hidden or id(write.node) in seen:
+        bypass = write.hidden or write.via_detach
+        if bypass or write.via_call is not None or id(write.node) in seen:
             continue
         seen.add(id(write.node))
         if record.role == "parameters":

@@ -12,7 +12,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
     for event in facts.stale_reads:
         write = event.write
-        if id(write.node) in seen:
+        if write.via_call is not None or id(write.node) in seen:
             continue
         seen.add(id(write.node))
         target = f"`{write.target}`" if write.target else "a tensor"

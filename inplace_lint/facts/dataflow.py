@@ -26,6 +26,7 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, Write, new_value
 from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.summaries import Mutation, summarize
 from inplace_lint.facts.ops import (
     MAYBE_SELF_METHODS,
     METADATA_ATTRIBUTES,
@@ -135,21 +136,11 @@ class _Pending:
 
 
 @dataclass
-class _CallSite:
-    callee: str
-    node: cst.Call
-    seq: int
-    args: list[tuple[int, str, str, int]]  # (index, keyword, name, binding seq)
-
-
-@dataclass
 class _Scope:
     ctx: Context
     env: dict[str, list[Value]] = field(default_factory=dict)
     bindings: dict[str, int] = field(default_factory=dict)
     bound_inplace: dict[str, Write] = field(default_factory=dict)
-    loads: list[tuple[str, int, int, cst.CSTNode]] = field(default_factory=list)
-    calls: list[_CallSite] = field(default_factory=list)
     stale: list[_Pending] = field(default_factory=list)
     hidden: list[_Pending] = field(default_factory=list)
     escapes: list[Value] = field(default_factory=list)
@@ -204,11 +195,12 @@ class Analyzer:
         self._scope: _Scope | None = None
         self._meta = 0
         self._inplace_results: dict[int, Write] = {}
-        self._reported: set[tuple[str, int, int]] = set()
+        self.summaries: dict[str, tuple[list[Mutation], str]] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ev.Facts:
         self._collect_functions()
+        self._summarize()
         self._chain_hazards()
         module_ctx = Context(name="<module>", node=None)
         scope = self._run_scope(module_ctx, self.module.body, params=())
@@ -229,6 +221,21 @@ class Analyzer:
                 analyzer.functions.setdefault(node.name.value, node)
 
         self.module.visit(_Visitor())
+
+    def _summarize(self) -> None:
+        owners = {id(m): cls for cls in self.classes.values() for m in cls.methods.values()}
+        for func in [
+            *self._plain_functions(),
+            *(m for cls in self.classes.values() for m in cls.methods.values()),
+        ]:
+            cls = owners.get(id(func))
+            if cls is not None and cls.is_function:
+                continue
+            skip_first = cls is not None and not _is_static(func)
+            mutations = summarize(func, skip_first, self.imports, self.table)
+            if mutations:
+                exempt = self._context(func, cls).exempt_args
+                self.summaries.setdefault(func.name.value, (mutations, exempt))
 
     def _plain_functions(self) -> list[cst.FunctionDef]:
         methods = {id(m) for cls in self.classes.values() for m in cls.methods.values()}
@@ -299,7 +306,6 @@ class Analyzer:
             self._block(body)
             if ctx.node is not None and scope.escapes:
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
-            self._finish_calls(scope)
         finally:
             self._scope = outer
         return scope
@@ -835,7 +841,6 @@ class Analyzer:
         scope = self.scope
         now = self._next()
         binding = scope.bindings.get(name, 0)
-        scope.loads.append((name, binding, now, node))
         groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
         for v in values:
             if v.kind is Kind.CONTAINER and v.literal_container:
@@ -1019,27 +1024,39 @@ class Analyzer:
     def _record_call(
         self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
     ) -> None:
-        scope = self.scope
         self.facts.called.add(callee)
-        entries: list[tuple[int, str, str, int]] = []
-        position = 0
-        for keyword, arg, _ in args:
-            if isinstance(arg.value, cst.Name) and not arg.star:
-                name = arg.value.value
-                entries.append((position, keyword, name, scope.bindings.get(name, 0)))
-            if not keyword:
-                position += 1
-        scope.calls.append(_CallSite(callee, node, self._next(), entries))
-
-    def _finish_calls(self, scope: _Scope) -> None:
-        for call in scope.calls:
-            for index, keyword, name, binding in call.args:
-                for load_name, load_binding, seq, load_node in scope.loads:
-                    if load_name == name and load_binding == binding and seq > call.seq:
-                        read = ev.CallRead(call.node, load_node, name)
-                        bucket = self.facts.call_reads.setdefault(call.callee, [])
-                        bucket.append((index, keyword, read))
-                        break
+        entry = self.summaries.get(callee)
+        if entry is None:
+            return
+        mutations, exempt = entry
+        positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
+        keywords = {kw: (arg, values) for kw, arg, values in args if kw}
+        for mutation in mutations:
+            passed = keywords.get(mutation.param)
+            if passed is None and mutation.index < len(positional):
+                passed = positional[mutation.index]
+            if passed is None:
+                continue
+            arg, values = passed
+            if mutation.guard is not None and not _passes_true(
+                keywords, positional, mutation.guard, mutation.guard_index
+            ):
+                continue
+            tensors = [
+                v for v in values if v.kind is Kind.TENSOR and (v.sure or not mutation.augmented)
+            ]
+            if tensors:
+                self._write(
+                    tensors,
+                    mutation.node,
+                    f"{mutation.what} in `{callee}()`",
+                    target_node=arg.value,
+                    via_call=node,
+                    callee=callee,
+                    param=mutation.param,
+                    expected=bool(exempt),
+                    stmt=mutation.stmt,
+                )
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
         method = func.attr.value
@@ -1334,7 +1351,14 @@ class Analyzer:
                 self._inplace_results[id(node)] = write
             return tensors
         if out_values:
-            write = self._write(out_values, node, f"`{_short(qualified)}(..., out=)`", extra=inputs)
+            out_node = next(arg.value for kw, arg, _ in args if kw == "out")
+            write = self._write(
+                out_values,
+                node,
+                f"`{_short(qualified)}(..., out=)`",
+                extra=inputs,
+                target_node=out_node,
+            )
             if write is not None:
                 self._inplace_results[id(node)] = write
             return out_values
@@ -1497,70 +1521,58 @@ class Analyzer:
                 self._check_grad_targets(node, arg.value, None)
         self._backward(self._flatten(tensors), node, _retains(node), "`backward()`")
 
+    def _grad_targets(self, inputs: cst.BaseExpression) -> list[tuple[str, Value, int]]:
+        """(name, value, binding seq) for each tensor an autograd call differentiates against."""
+        scope = self.scope
+        found: list[tuple[str, Value, int]] = []
+        nodes = (
+            [e.value for e in inputs.elements]
+            if isinstance(inputs, cst.List | cst.Tuple)
+            else [inputs]
+        )
+        for node in nodes:
+            name = dotted_name(node)
+            if name is None:
+                continue
+            binding = scope.bindings.get(name, 0)
+            for value in scope.env.get(name, []):
+                if value.kind is Kind.CONTAINER:
+                    found += [(name, e, binding) for e in value.elements if e.is_tensor]
+                elif value.is_tensor:
+                    found.append((name, value, binding))
+        return found
+
     def _check_grad_targets(
         self, node: cst.Call, inputs: cst.BaseExpression, since: int | None
     ) -> None:
         scope = self.scope
-        names: list[cst.Name] = []
-        if isinstance(inputs, cst.Name):
-            names.append(inputs)
-        elif isinstance(inputs, cst.List | cst.Tuple):
-            names += [e.value for e in inputs.elements if isinstance(e.value, cst.Name)]
-        for name_node in names:
-            name = name_node.value
-            values = scope.env.get(name, [])
-            binding = scope.bindings.get(name, 0)
-            for value in values:
-                if value.leaf:
+        for name, value, binding in self._grad_targets(inputs):
+            if value.leaf:
+                continue
+            writes = [w for _, w in value.group.writes if not w.no_grad and w.via_call is None]
+            inside = [w for w in writes if since is not None and w.seq > since]
+            if inside:
+                how = "is overwritten in place inside this call"
+                self.facts.grad_targets.append(
+                    ev.GradTarget(node, scope.stmt, name, how, node, inside[0])
+                )
+                continue
+            if name in scope.bound_inplace:
+                write = scope.bound_inplace[name]
+                how = "was bound to the result of an in-place op"
+                self.facts.grad_targets.append(
+                    ev.GradTarget(write.node, write.stmt, name, how, node, write)
+                )
+                continue
+            for write in writes:
+                if write.seq <= binding:
                     continue
-                group = value.group
-                inside = [w for _, w in group.writes if since is not None and w.seq > since]
-                if inside:
+                used_before = value.first_use is not None and write.seq > value.first_use
+                other_name = write.name is not None and write.name != name
+                if value.origin == "arg" or write.elsewhere or used_before or other_name:
+                    how = "was overwritten in place after it entered the graph"
                     self.facts.grad_targets.append(
-                        ev.GradTarget(
-                            node,
-                            scope.stmt,
-                            name,
-                            "is overwritten in place inside this call",
-                            node,
-                            inside[0],
-                        )
-                    )
-                    break
-                if name in scope.bound_inplace:
-                    write = scope.bound_inplace[name]
-                    self.facts.grad_targets.append(
-                        ev.GradTarget(
-                            write.node,
-                            write.stmt,
-                            name,
-                            "was bound to the result of an in-place op",
-                            node,
-                            write,
-                        )
-                    )
-                    break
-                later = [
-                    w
-                    for _, w in group.writes
-                    if w.seq > binding
-                    and not w.no_grad
-                    and (
-                        value.origin == "arg"
-                        or w.elsewhere
-                        or (value.first_use is not None and w.seq > value.first_use)
-                    )
-                ]
-                if later:
-                    self.facts.grad_targets.append(
-                        ev.GradTarget(
-                            later[0].node,
-                            later[0].stmt,
-                            name,
-                            "was overwritten in place after use",
-                            node,
-                            later[0],
-                        )
+                        ev.GradTarget(write.node, write.stmt, name, how, node, write)
                     )
                     break
 
@@ -1598,6 +1610,11 @@ class Analyzer:
         related: tuple[tuple[cst.CSTNode, str], ...] = (),
         no_grad: bool = False,
         optimizer: bool = False,
+        via_call: cst.CSTNode | None = None,
+        callee: str = "",
+        param: str = "",
+        expected: bool = False,
+        stmt: cst.CSTNode | None = None,
     ) -> Write | None:
         """Record an in-place write to every group in ``values``."""
         scope = self.scope
@@ -1611,7 +1628,7 @@ class Analyzer:
             target = self._text(target_node.value)
         write = Write(
             node=node,
-            stmt=scope.stmt,
+            stmt=stmt or scope.stmt,
             what=what,
             target=target,
             seq=self._next(),
@@ -1619,6 +1636,9 @@ class Analyzer:
             via_detach=via_detach,
             no_grad=scope.no_grad or no_grad,
             related=related,
+            via_call=via_call,
+            callee=callee,
+            param=param,
         )
         groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
         for group in groups.values():
@@ -1633,8 +1653,17 @@ class Analyzer:
                 for other in extra:
                     value.hist |= other.hist
         written_name = self._written_name(target_node)
+        write.name = written_name
         group_ids = frozenset(groups)
         pending = _Pending(group_ids, write, write.seq, written_name)
+        if via_call is not None:
+            # A helper that is in place by contract surprises only a caller that uses its
+            # result as a new tensor; any other helper surprises every later read.
+            write.elsewhere = True
+            if expected:
+                scope.pending_by_node[id(via_call)] = pending
+            scope.stale.append(pending)
+            return write
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
             scope.pending_by_node[id(node)] = pending
@@ -1783,6 +1812,19 @@ class Analyzer:
                     previous = element
 
         self.module.visit(_Visitor())
+
+
+def _passes_true(
+    keywords: dict[str, tuple[cst.Arg, list[Value]]],
+    positional: list[tuple[cst.Arg, list[Value]]],
+    name: str,
+    index: int,
+) -> bool:
+    """Whether a call passes the literal True for parameter ``name`` (at ``index``)."""
+    passed = keywords.get(name)
+    if passed is None and 0 <= index < len(positional):
+        passed = positional[index]
+    return passed is not None and literal_bool(passed[0].value) is True
 
 
 def _string_key(node: cst.Subscript) -> str | None:

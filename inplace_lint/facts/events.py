@@ -37,15 +37,6 @@ class LeafWrite:
     leaf: str
 
 
-@dataclass(frozen=True, eq=False)
-class CallRead:
-    """A caller passes ``name`` to a function and reads it again afterwards."""
-
-    call: cst.CSTNode
-    read: cst.CSTNode
-    name: str
-
-
 @dataclass(eq=False)
 class ArgWrite:
     """A function writes in place to a tensor it received as an argument."""
@@ -121,8 +112,6 @@ class Facts:
     hidden_reads: list[HiddenWriteRead] = field(default_factory=list)
     clamp_relus: list[ClampRelu] = field(default_factory=list)
     chain_hazards: list[ChainHazard] = field(default_factory=list)
-    #: function name -> calls that pass an argument and read it again later
-    call_reads: dict[str, list[tuple[int, str, CallRead]]] = field(default_factory=dict)
     #: function names called somewhere in the file (bare or as self.name)
     called: set[str] = field(default_factory=set)
     #: function names passed to torch.utils.checkpoint

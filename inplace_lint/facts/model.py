@@ -35,6 +35,10 @@ class Write:
     via_detach: bool = False
     no_grad: bool = False
     elsewhere: bool = False  # the in-place result is used as if it were a new tensor
+    name: str | None = None  # the name (or dotted path) the write went through
+    via_call: cst.CSTNode | None = None  # a same-file call whose callee performs this write
+    callee: str = ""
+    param: str = ""
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 

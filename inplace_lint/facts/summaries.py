@@ -1,0 +1,167 @@
+"""Which parameters each function writes in place, found syntactically before the dataflow pass.
+
+Callers in the same file use these summaries: a call to ``add_residuals(h, rs)`` acts as an
+in-place write to ``h`` at the helper's write, so the ordinary saved-for-backward and stale-read
+machinery can tell whether the caller is harmed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from inplace_lint.facts.names import ImportTable
+from inplace_lint.facts.ops import OpTable
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """Function parameter ``param`` (position ``index``, not counting self) is written here."""
+
+    index: int
+    param: str
+    node: cst.CSTNode
+    stmt: cst.CSTNode
+    what: str
+    augmented: bool  # an augmented assignment: in place only if the argument is a tensor
+    guard: str | None = None  # written only under ``if <guard>:`` (an ``inplace`` flag)
+    guard_index: int = -1
+
+
+def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
+    """The name a write target is rooted at: ``x``, ``x[0]``, ``x.data``, ``x.view(-1)``."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+            node = node.value
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in table.view_methods
+        ):
+            node = node.func.value
+        else:
+            return None
+
+
+def summarize(
+    func: cst.FunctionDef, skip_first: bool, imports: ImportTable, table: OpTable
+) -> list[Mutation]:
+    """The first in-place write to each parameter that is not rebound before it."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if skip_first and params:
+        params = params[1:]
+    index_of = {name: i for i, name in enumerate(params)}
+    guarded: dict[int, str] = {}
+    found: dict[str, Mutation] = {}
+    rebound: set[str] = set()
+    current: list[cst.CSTNode] = []
+
+    def hit(name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
+        if name in index_of and name not in rebound and name not in found and current:
+            guard = guarded.get(id(node))
+            found[name] = Mutation(
+                index_of[name],
+                name,
+                node,
+                current[-1],
+                what,
+                augmented,
+                guard,
+                index_of.get(guard, -1) if guard else -1,
+            )
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            current.append(node)
+
+        def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+            current.pop()
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_If(self, node: cst.If) -> None:
+            if isinstance(node.test, cst.Name) and node.test.value in index_of:
+                _mark(node.body, node.test.value, guarded)
+
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            if isinstance(node.test, cst.Name) and node.test.value in index_of:
+                _mark(node.body, node.test.value, guarded)
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func_node = node.func
+            if isinstance(func_node, cst.Attribute) and table.is_inplace_method(
+                func_node.attr.value
+            ):
+                hit(_root(func_node.value, table), node, f"`.{func_node.attr.value}()`")
+                return
+            qualified = imports.qualify(func_node) or ""
+            if not qualified.startswith("torch") or not node.args:
+                return
+            first = node.args[0].value
+            inplace_kw = any(
+                a.keyword is not None
+                and a.keyword.value == "inplace"
+                and isinstance(a.value, cst.Name)
+                and a.value.value == "True"
+                for a in node.args
+            )
+            short = qualified.rsplit(".", 1)[-1]
+            if inplace_kw or (short.endswith("_") and not short.endswith("__")):
+                hit(_root(first, table), node, f"`{short}()`")
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "out":
+                    hit(_root(arg.value, table), node, f"`{short}(..., out=)`")
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            target = node.target
+            if isinstance(target, cst.Name):
+                hit(target.value, node, "augmented assignment", augmented=True)
+            else:
+                hit(_root(target, table), node, "augmented assignment on a slice")
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Subscript):
+                    hit(_root(target.target, table), node, "subscript assignment")
+
+        def leave_Assign(self, original_node: cst.Assign) -> None:
+            for target in original_node.targets:
+                _collect_names(target.target, rebound)
+
+        def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+            _collect_names(original_node.target, rebound)
+
+        def visit_For(self, node: cst.For) -> None:
+            _collect_names(node.target, rebound)
+
+    func.body.visit(_Visitor())
+    return sorted(found.values(), key=lambda m: m.index)
+
+
+def _mark(node: cst.CSTNode, guard: str, guarded: dict[int, str]) -> None:
+    class _Marker(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            guarded.setdefault(id(inner), guard)
+            return True
+
+    node.visit(_Marker())
+
+
+def _collect_names(target: cst.BaseExpression, out: set[str]) -> None:
+    if isinstance(target, cst.Name):
+        out.add(target.value)
+    elif isinstance(target, cst.Tuple | cst.List):
+        for element in target.elements:
+            _collect_names(element.value, out)
