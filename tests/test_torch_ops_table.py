@@ -1,0 +1,133 @@
+"""Tests for the torch op table ``inplace_lint/data/torch_ops.json``.
+
+The table is generated from real torch autograd by ``tools/gen_torch_ops.py``. The freshness
+test regenerates it (only when torch is importable); the spot checks need only the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE_PATH = ROOT / "inplace_lint" / "data" / "torch_ops.json"
+GENERATOR = ROOT / "tools" / "gen_torch_ops.py"
+
+F = "torch.nn.functional"
+LIST_SECTIONS = ("inplace_methods", "view_methods", "view_functions", "factory_functions")
+TOP_LEVEL_KEYS = {"torch_version", "functions", "methods", "modules", *LIST_SECTIONS}
+
+
+@pytest.fixture(scope="module")
+def table() -> dict[str, Any]:
+    return json.loads(TABLE_PATH.read_text())
+
+
+def test_table_matches_generator(tmp_path: Path, table: dict[str, Any]) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.__version__.split("+")[0] != table["torch_version"]:
+        pytest.skip(f"table was generated with torch {table['torch_version']}")
+    fresh = tmp_path / "torch_ops.json"
+    subprocess.run(
+        [sys.executable, str(GENERATOR), "--output", str(fresh)], check=True, cwd=ROOT, timeout=600
+    )
+    regenerated = json.loads(fresh.read_text())
+    stale = sorted(key for key in TOP_LEVEL_KEYS if regenerated.get(key) != table.get(key))
+    assert not stale, f"stale sections {stale}; run: python tools/gen_torch_ops.py"
+    assert fresh.read_text() == TABLE_PATH.read_text()
+
+
+def test_layout_is_stable(table: dict[str, Any]) -> None:
+    assert set(table) == TOP_LEVEL_KEYS
+    assert TABLE_PATH.read_text() == json.dumps(table, indent=1, sort_keys=True) + "\n"
+    for section in LIST_SECTIONS:
+        assert table[section] == sorted(set(table[section])), section
+    for section in ("functions", "methods"):
+        for name, entry in table[section].items():
+            assert entry["saves"] == sorted(entry["saves"]), name
+            assert {"params", "saves", "view", "inplace"} <= set(entry), name
+    for name, entry in table["functions"].items():
+        assert "inplace_param" in entry, name
+        assert ("saves_out_of_place" in entry) == (entry["inplace_param"] is not None), name
+    for name, entry in table["modules"].items():
+        assert {"saves_input", "saves_result", "inplace_param", "has_parameters"} <= set(entry)
+        has_mode_keys = "saves_input_out_of_place" in entry and "saves_result_out_of_place" in entry
+        assert has_mode_keys == (entry["inplace_param"] is not None), name
+
+
+@pytest.mark.parametrize(
+    ("function", "saves"),
+    [
+        ("torch.sigmoid", ["result"]),
+        ("torch.tanh", ["result"]),
+        ("torch.exp", ["result"]),
+        ("torch.softmax", ["result"]),
+        (f"{F}.softmax", ["result"]),
+        ("torch.special.expit", ["result"]),
+        ("torch.mul", ["input", "other"]),
+        ("torch.matmul", ["input", "other"]),
+        ("torch.pow", ["input"]),
+        ("torch.add", []),
+        (f"{F}.linear", ["input", "weight"]),
+        (f"{F}.conv2d", ["input", "weight"]),
+    ],
+)
+def test_function_saves(table: dict[str, Any], function: str, saves: list[str]) -> None:
+    assert table["functions"][function]["saves"] == saves
+
+
+def test_relu_saves_result_in_both_modes(table: dict[str, Any]) -> None:
+    relu = table["functions"][f"{F}.relu"]
+    assert relu["saves_out_of_place"] == ["result"]
+    assert relu["saves"] == ["result"]
+    assert relu["inplace_param"] == {"name": "inplace", "index": 1}
+    assert relu["inplace"] is False
+
+
+def test_batch_norm_saves_input_not_result(table: dict[str, Any]) -> None:
+    saves = table["functions"][f"{F}.batch_norm"]["saves"]
+    assert "input" in saves
+    assert "result" not in saves
+
+
+def test_function_params(table: dict[str, Any]) -> None:
+    functions = table["functions"]
+    assert functions["torch.mul"]["params"] == ["input", "other"]
+    assert functions[f"{F}.conv2d"]["params"][:3] == ["input", "weight", "bias"]
+    assert table["methods"]["mul_"]["params"] == ["self", "other"]
+
+
+@pytest.mark.parametrize(
+    ("module", "key", "value"),
+    [
+        ("torch.nn.ReLU", "saves_result", True),
+        ("torch.nn.Conv2d", "saves_result", False),
+        ("torch.nn.BatchNorm2d", "saves_result", False),
+        ("torch.nn.Sigmoid", "saves_result", True),
+        ("torch.nn.Linear", "saves_input", True),
+    ],
+)
+def test_module_saves(table: dict[str, Any], module: str, key: str, value: bool) -> None:
+    assert table["modules"][module][key] is value
+
+
+def test_module_inplace_param(table: dict[str, Any]) -> None:
+    relu = table["modules"]["torch.nn.ReLU"]
+    assert relu["inplace_param"] == {"name": "inplace", "index": 0}
+    assert relu["has_parameters"] is False
+    assert table["modules"]["torch.nn.Conv2d"]["has_parameters"] is True
+
+
+def test_inplace_and_view_lists(table: dict[str, Any]) -> None:
+    assert {"mul_", "relu_"} <= set(table["inplace_methods"])
+    assert "requires_grad_" not in table["inplace_methods"]
+    assert {"view", "transpose"} <= set(table["view_methods"])
+    assert "torch.transpose" in table["view_functions"]
+    assert {"torch.zeros", "torch.zeros_like"} <= set(table["factory_functions"])
+    assert table["methods"]["mul_"]["inplace"] is True
+    assert table["methods"]["transpose"]["view"] is True
