@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,9 @@ from inplace_lint.source import DecodeError, decode
 
 #: Files larger than this are not parsed (reported as IPL999).
 MAX_BYTES = 20 * 1024 * 1024
+#: Syntax trees deeper than this are not handed to libcst, whose parser and visitors recurse.
+MAX_DEPTH = 400
+_RECURSION_LIMIT = 20_000
 _LINE_REF = re.compile(r"\{line:(\d+)\}")
 
 
@@ -39,21 +45,43 @@ def lint_source(
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     if not may_contain_hazard(text):
         return []
+    problem = _screen_syntax(text, path)
+    if problem is not None:
+        return [problem]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
-    except RecursionError:
-        return [_parse_error(path, 1, 1, "too deeply nested to parse")]
-    try:
         facts = analyze(module)
         raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
         raw = _apply_precedence(raw)
+        return _filter(_place(module, raw, path), text) if raw else []
+    except cst.ParserSyntaxError as exc:
+        return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
     except RecursionError:
         return [_parse_error(path, 1, 1, "too deeply nested to analyse")]
-    if not raw:
-        return []
-    return _filter(_place(module, raw, path), text)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _screen_syntax(text: str, path: str) -> Finding | None:
+    """CPython's own verdict on the syntax, and a bound on nesting, before libcst sees it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except SyntaxError as exc:
+        return _parse_error(path, exc.lineno or 1, exc.offset or 1, exc.msg or "syntax error")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return _parse_error(path, 1, 1, f"too complex to parse ({type(exc).__name__})")
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            line = getattr(node, "lineno", 1)
+            return _parse_error(path, line, 1, f"nested more than {MAX_DEPTH} levels deep")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return None
 
 
 def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> list[Finding]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -67,7 +67,7 @@ class ModuleResolver:
         if qualname is None:
             name = dotted_name(func)
             if name in self.classes and self.classes[name].is_module:
-                return ModuleSpec(qualname=None, node=expr)
+                return ModuleSpec(qualname=None, node=expr, user_class=name)
             if name is not None and _has_inplace_true(expr):
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
@@ -83,6 +83,9 @@ class ModuleResolver:
         inplace = False
         if info.inplace_index is not None:
             inplace = _inplace_arg(expr, info.inplace_index)
+        pooled = qualname.startswith("torch.nn.AdaptiveAvgPool") and expr.args
+        if pooled and global_pool(expr.args[0].value):
+            info = replace(info, saves_input=False, saves_input_out_of_place=False)
         return ModuleSpec(
             qualname=qualname,
             node=expr,
@@ -119,6 +122,15 @@ class ModuleResolver:
                 spec = ModuleSpec(qualname=None, node=member)
             specs.append(spec)
         return tuple(specs)
+
+
+def global_pool(size: cst.BaseExpression) -> bool:
+    """Output size 1 (or all ones): torch computes it as a mean, which saves nothing."""
+    if isinstance(size, cst.Integer):
+        return size.value == "1"
+    if isinstance(size, cst.Tuple | cst.List):
+        return all(global_pool(e.value) for e in size.elements)
+    return False
 
 
 def _has_inplace_true(call: cst.Call) -> bool:

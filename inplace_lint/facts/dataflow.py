@@ -22,11 +22,11 @@ from inplace_lint.facts.classes import (
     ModuleResolver,
     collect_attributes,
     collect_classes,
+    global_pool,
     literal_bool,
 )
 from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, Write, new_value
 from inplace_lint.facts.names import ImportTable, dotted_name
-from inplace_lint.facts.summaries import Mutation, summarize
 from inplace_lint.facts.ops import (
     MAYBE_SELF_METHODS,
     METADATA_ATTRIBUTES,
@@ -35,6 +35,7 @@ from inplace_lint.facts.ops import (
     OpTable,
     load_table,
 )
+from inplace_lint.facts.summaries import Mutation, summarize
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -151,6 +152,7 @@ class _Scope:
     pending_by_node: dict[int, _Pending] = field(default_factory=dict)
 
 
+_MAX_TWICE_DEPTH = 2
 _OPTIMIZER_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser"})
 _MODEL_WORDS = frozenset({"net", "model", "module", "self", "network"})
 
@@ -194,8 +196,13 @@ class Analyzer:
         self._seq = itertools.count(1)
         self._scope: _Scope | None = None
         self._meta = 0
+        self._loop_depth = 0
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
+        #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
+        self.sequential_calls: dict[int, set[bool]] = {}
+        #: module class -> the op whose saved output its forward returns
+        self.forward_saves_output: dict[str, str] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ev.Facts:
@@ -211,6 +218,11 @@ class Analyzer:
                 self._run_function(method, cls)
         for func in self._plain_functions():
             self._run_function(func, None)
+        self.facts.chain_hazards = [
+            chain
+            for chain in self.facts.chain_hazards
+            if True in self.sequential_calls.get(chain.sequential, {True})
+        ]
         return self.facts
 
     def _collect_functions(self) -> None:
@@ -306,6 +318,11 @@ class Analyzer:
             self._block(body)
             if ctx.node is not None and scope.escapes:
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
+            if ctx.role == "forward" and ctx.cls is not None:
+                for value in scope.escapes:
+                    for record in value.hist:
+                        if record.role == "result" and record.group is value.group:
+                            self.forward_saves_output[ctx.cls.name] = record.op
         finally:
             self._scope = outer
         return scope
@@ -497,7 +514,10 @@ class Analyzer:
     ) -> None:
         scope = self.scope
         start_env = dict(scope.env)
-        for _ in range(2):
+        # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
+        self._loop_depth += 1
+        passes = 2 if self._loop_depth <= _MAX_TWICE_DEPTH else 1
+        for _ in range(passes):
             if target is not None:
                 node, elements = target
                 if isinstance(node, cst.Tuple) and elements and elements[0].origin == "named":
@@ -509,6 +529,7 @@ class Analyzer:
                 else:
                     self._assign(node, [self._unknown()], None)
             self._block(body)
+        self._loop_depth -= 1
         for name, values in start_env.items():
             bucket = scope.env.setdefault(name, [])
             for value in values:
@@ -990,10 +1011,12 @@ class Analyzer:
             if name in self.classes:
                 return self._construct(name, node)
             if values is not None and any(v.kind is Kind.TENSOR and not v.sure for v in values):
-                model = Value(kind=Kind.MODULE, group=values[0].group)
-                model.module = ModuleSpec(qualname=None, node=None)
-                return self._call_modules([model], self._args(node), node, name)
-            spec = self.resolver.spec(node)
+                for value in values:  # called like a function: a model, not a tensor
+                    if value.kind is Kind.TENSOR and not value.sure:
+                        value.kind = Kind.MODULE
+                        value.module = ModuleSpec(qualname=None, node=None)
+                return self._call_modules(values, self._args(node), node, name)
+            spec = None if name in self.functions else self.resolver.spec(node)
             args = self._args(node)
             if spec is not None:
                 return [new_value(Kind.MODULE, name, module=spec)]
@@ -1017,7 +1040,8 @@ class Analyzer:
         args = self._args(node)
         cls = self.classes[name]
         if cls.is_module:
-            return [new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=node))]
+            spec = ModuleSpec(qualname=None, node=node, user_class=name)
+            return [new_value(Kind.MODULE, name, module=spec)]
         self._record_call(name, node, args)
         return [new_value(Kind.OTHER, name)]
 
@@ -1246,7 +1270,7 @@ class Analyzer:
         for name in info.saves:
             if name == "result":
                 for value in results:
-                    self._save(value, op, node, "result")
+                    self._save(value, op, node, "result", results)
                 continue
             values = tensor_params.get(name, [])
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
@@ -1254,9 +1278,10 @@ class Analyzer:
             if not needed:
                 continue
             for value in values:
-                self._save(value, op, node, "input")
+                self._save(value, op, node, "input", results)
 
-    def _save(self, value: Value, op: str, node: cst.CSTNode, role: str) -> None:
+    def _save(self, value: Value, op: str, node: cst.CSTNode, role: str, into: list[Value]) -> None:
+        """``op`` saved ``value`` for backward: every value in ``into`` now depends on it."""
         record = SaveRecord(
             group=value.group,
             version=value.group.version,
@@ -1266,7 +1291,8 @@ class Analyzer:
             role=role,
             tensor=value.group.name or value.arg_name,
         )
-        value.hist.add(record)
+        for result in into:
+            result.hist.add(record)
 
     def _torch_call(self, qualified: str, node: cst.Call) -> list[Value]:
         table = self.table
@@ -1370,6 +1396,12 @@ class Analyzer:
             return first
         result = self._unknown(inputs=inputs, sure=True)
         result.grad = self._grad_of(inputs)
+        if (
+            "adaptive_avg_pool" in qualified
+            and len(node.args) > 1
+            and global_pool(node.args[1].value)
+        ):
+            return [result]
         if info is not None:
             saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
             patched = OpInfo(info.params, saves, info.view, False, None, None)
@@ -1420,6 +1452,9 @@ class Analyzer:
         callee: str,
     ) -> list[Value]:
         tensors = [v for v in first if v.kind is Kind.TENSOR]
+        if spec.elements is not None and spec.node is not None:
+            modes = self.sequential_calls.setdefault(id(spec.node), set())
+            modes.add(not self.scope.no_grad)
         if spec.elements is not None:
             current = tensors
             for element in spec.elements:
@@ -1447,7 +1482,7 @@ class Analyzer:
                 self._inplace_results[id(node)] = write
                 if spec.saves_result and self._grad_of(tensors) > 0:
                     for value in tensors:
-                        self._save(value, kind, node, "result")
+                        self._save(value, kind, node, "result", tensors)
             return tensors
         result = self._unknown(inputs=inputs, sure=True)
         result.grad = (
@@ -1460,10 +1495,13 @@ class Analyzer:
         label = _short(spec.qualname) if spec.qualname else callee
         if spec.saves_input:
             for value in tensors:
-                self._save(value, label, node, "input")
-                result.hist |= value.hist
+                self._save(value, label, node, "input", [result])
         if spec.saves_result:
-            self._save(result, label, node, "result")
+            self._save(result, label, node, "result", [result])
+        saved_by = self.forward_saves_output.get(spec.user_class or "")
+        if saved_by is not None:
+            op = f"{saved_by} in {spec.user_class}.forward"
+            self._save(result, op, node, "result", [result])
         if spec.has_parameters:
             record = SaveRecord(
                 group=owner.group,
@@ -1667,7 +1705,8 @@ class Analyzer:
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
             scope.pending_by_node[id(node)] = pending
-        scope.stale.append(pending)
+        if not hidden and not any(v.leaf for v in tensors):
+            scope.stale.append(pending)  # parameter updates are meant to be seen by aliases
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
 
@@ -1802,6 +1841,7 @@ class Analyzer:
                     ):
                         analyzer.facts.chain_hazards.append(
                             ev.ChainHazard(
+                                id(node),
                                 element.node,
                                 None,
                                 previous.node,

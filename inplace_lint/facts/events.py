@@ -92,6 +92,7 @@ class ClampRelu:
 class ChainHazard:
     """In nn.Sequential, an in-place module follows one that saved its output."""
 
+    sequential: int  # id of the nn.Sequential constructor call
     node: cst.CSTNode
     stmt: cst.CSTNode | None
     previous: cst.CSTNode

@@ -93,6 +93,7 @@ class ModuleSpec:
     saves_result: bool = False
     has_parameters: bool = True
     is_view: bool = False  # Flatten, Identity and the like return their input or a view
+    user_class: str | None = None  # a module class defined in the same file
 
 
 @dataclass(eq=False)

@@ -34,9 +34,9 @@ def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
     while True:
         if isinstance(node, cst.Name):
             return node.value
-        if isinstance(node, cst.Subscript):
-            node = node.value
-        elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+        if isinstance(node, cst.Subscript) or (
+            isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT")
+        ):
             node = node.value
         elif (
             isinstance(node, cst.Call)
