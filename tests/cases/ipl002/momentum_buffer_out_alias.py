@@ -16,7 +16,6 @@ buf = torch.zeros_like(grad)
 update_norms = []
 for _ in range(3):
     prev_buf = buf
-    buf.mul_(0.9)
-    torch.add(buf, grad, out=buf)  # <-- IPL002
+    torch.add(0.9 * buf, grad, out=buf)  # <-- IPL002
     update_norms.append((buf - prev_buf).norm())
 update_norms = torch.stack(update_norms)
