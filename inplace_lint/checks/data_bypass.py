@@ -22,7 +22,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         else:
             outcome = "`.detach()` shares the version counter, so backward will raise"
         message = (
-            f"{write.what} changes `{write.target}` behind autograd's back after "
+            f"{write.what} changes `{write.name or write.target}` behind autograd's back after "
             f"`{event.record.op}` saved it for backward (line {line}); {outcome}"
         )
         related = ((event.record.node, f"saved for backward by {event.record.op} here"),)
@@ -34,7 +34,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         seen.add(id(write.node))
         via = "`.detach()`" if write.via_detach else "`.data`"
         message = (
-            f"{write.what} changes `{write.target}` through {via}, hidden from autograd, and "
+            f"{write.what} changes `{write.name or write.target}` through {via}, hidden from autograd, and "
             f"`{read.name}` is used again at line {{line:{id(read.read)}}}; gradients through it "
             "are silently wrong"
         )

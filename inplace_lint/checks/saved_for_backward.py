@@ -17,7 +17,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             continue
         seen.add(id(write.node))
         if record.role == "parameters":
-            saved = f"{record.op} saved {record.tensor} for backward"
+            saved = f"{record.op} saved them for backward"
         elif record.role == "result":
             saved = f"`{record.op}` saved its output for backward"
         else:
@@ -27,7 +27,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             if event.backward is not None
             else ("the caller's backward will fail")
         )
-        target = f"`{write.target}`" if write.target else "a tensor"
+        if record.role == "parameters":
+            target = record.tensor
+        else:
+            target = f"`{write.name or write.target}`" if write.target else "a tensor"
         line = f"{{line:{id(record.node)}}}"
         message = (
             f"{write.what} overwrites {target} in place after {saved} (line {line}); "

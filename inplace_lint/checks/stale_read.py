@@ -15,7 +15,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if write.via_call is not None or id(write.node) in seen:
             continue
         seen.add(id(write.node))
-        target = f"`{write.target}`" if write.target else "a tensor"
+        target = f"`{write.name or write.target}`" if write.target else "a tensor"
         message = (
             f"{write.what} changes {target} in place, but `{event.name}` reads its old value "
             f"again at line {{line:{id(event.read)}}} ({event.how})"
