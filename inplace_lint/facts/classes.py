@@ -53,9 +53,16 @@ class ModuleResolver:
         if isinstance(expr, cst.IfExp):
             body = self.spec(expr.body, defaults)
             other = self.spec(expr.orelse, defaults)
-            if body is not None and body.inplace:
-                return body
-            return other if other is not None and other.inplace else body or other
+            if body is None or other is None:
+                return body or other
+            chosen = body if body.inplace or not other.inplace else other
+            # what is saved is only known when both choices agree
+            return replace(
+                chosen,
+                saves_input=body.saves_input and other.saves_input,
+                saves_result=body.saves_result and other.saves_result,
+                is_view=body.is_view and other.is_view,
+            )
         if not isinstance(expr, cst.Call):
             return None
         func = expr.func
@@ -68,7 +75,7 @@ class ModuleResolver:
             name = dotted_name(func)
             if name in self.classes and self.classes[name].is_module:
                 return ModuleSpec(qualname=None, node=expr, user_class=name)
-            if name is not None and _has_inplace_true(expr):
+            if name is not None and _has_inplace_true(expr) and _activation_like(name):
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
         if qualname in _CONTAINERS:
@@ -122,6 +129,12 @@ class ModuleResolver:
                 spec = ModuleSpec(qualname=None, node=member)
             specs.append(spec)
         return tuple(specs)
+
+
+def _activation_like(name: str) -> bool:
+    """``act_layer(inplace=True)`` writes its input; ``norm_act_layer(...)`` writes its own output."""
+    last = name.rsplit(".", 1)[-1].lower()
+    return "act" in last and "norm" not in last and "bn" not in last
 
 
 def global_pool(size: cst.BaseExpression) -> bool:
@@ -230,8 +243,18 @@ def _record(
             facts.parameters.add(attr)
             return
     spec = resolver.spec(value, defaults)
-    if spec is not None:
-        facts.modules[attr] = spec
+    if spec is None:
+        callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
+        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
+            return
+        spec = ModuleSpec(qualname=None, node=value)  # an unknown class: some module
+    earlier = facts.modules.get(attr)
+    if earlier is not None and (
+        earlier.qualname != spec.qualname or earlier.inplace != spec.inplace
+    ):
+        # assigned different modules on different paths: assume nothing about it
+        spec = ModuleSpec(qualname=None, node=value)
+    facts.modules[attr] = spec
 
 
 def _record_register(facts: ClassFacts, call: cst.Call) -> None:

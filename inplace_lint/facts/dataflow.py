@@ -129,7 +129,15 @@ class _Pending:
     write: Write
     seq: int
     written_name: str | None
+    written: list[Value] = field(default_factory=list)
     done: bool = False
+
+    def soft_alias(self, value: Value) -> bool:
+        """``value`` and a written value may be copies of each other (``x.float()``)."""
+        roots = {w.soft_of or w.id for w in self.written}
+        return (value.soft_of or value.id) in roots and any(
+            value.soft_of or w.soft_of for w in self.written
+        )
 
     @property
     def bound_elsewhere(self) -> bool:
@@ -153,6 +161,10 @@ class _Scope:
 
 
 _MAX_TWICE_DEPTH = 2
+_CONTAINER_ANNOTATIONS = (
+    "List[", "list[", "Sequence[", "Tuple[", "tuple[", "Iterable[", "Dict[", "dict[",
+    "Mapping[",
+)  # fmt: skip
 _OPTIMIZER_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser"})
 _MODEL_WORDS = frozenset({"net", "model", "module", "self", "network"})
 
@@ -197,8 +209,14 @@ class Analyzer:
         self._scope: _Scope | None = None
         self._meta = 0
         self._loop_depth = 0
+        self._path: list[tuple[int, int]] = []
+        self._indexing = 0
+        self._inplace_guard = 0
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
+        self.call_modes: dict[str, set[bool]] = {}
+        #: function name -> argument position or keyword -> strongest grad a caller passed
+        self.arg_grads: dict[str, dict[int | str, int]] = {}
         #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
         self.sequential_calls: dict[int, set[bool]] = {}
         #: module class -> the op whose saved output its forward returns
@@ -207,6 +225,7 @@ class Analyzer:
     # ------------------------------------------------------------------ driver
     def run(self) -> ev.Facts:
         self._collect_functions()
+        self.call_modes = _call_modes(self.module, self.imports)
         self._summarize()
         self._chain_hazards()
         module_ctx = Context(name="<module>", node=None)
@@ -287,6 +306,8 @@ class Analyzer:
             qualified = self.imports.qualify(target) or ""
             if qualified in _NO_GRAD:
                 ctx.no_grad = True
+        if self.call_modes.get(name) == {False}:
+            ctx.no_grad = True  # every call in this file runs it with grad off
         lowered = name.lower()
         ctx.exempt_data = (
             ctx.no_grad
@@ -351,6 +372,10 @@ class Analyzer:
                 self._bind(name, [new_value(Kind.OTHER, name)])
                 continue
             value = self._param_value(param, index)
+            if value.kind is Kind.TENSOR and ctx.node is not None:
+                passed = self.arg_grads.get(ctx.name, {})
+                position = index - 1 if is_method else index
+                value.grad = max(value.grad, passed.get(position, 0), passed.get(name, 0))
             self._bind(name, [value])
 
     def _param_value(self, param: cst.Param, index: int) -> Value:
@@ -362,6 +387,8 @@ class Analyzer:
             return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
         if ctx.role == "fn_forward":
             return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
+        if any(w in ann_text for w in _CONTAINER_ANNOTATIONS):
+            return new_value(Kind.CONTAINER, name)
         if "Module" in ann_text or "Sequential" in ann_text:
             return new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=None))
         if ann_text and "Tensor" not in ann_text and "Any" not in ann_text:
@@ -370,7 +397,8 @@ class Analyzer:
         if default is not None and not _is_none(default):
             return new_value(Kind.OTHER, name)
         sure = "Tensor" in ann_text or ctx.role == "forward"
-        return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure)
+        grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
+        return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
 
     def _lookup(self, name: str) -> list[Value] | None:
         scope = self.scope
@@ -441,7 +469,9 @@ class Analyzer:
         elif isinstance(stmt, cst.If):
             scope.stmt = stmt
             self._eval(stmt.test)
-            self._branches([stmt.body.body, _orelse(stmt.orelse)])
+            self._branches(
+                [stmt.body.body, _orelse(stmt.orelse)], guarded=_mentions_inplace(stmt.test)
+            )
         elif isinstance(stmt, cst.For):
             scope.stmt = stmt
             self._for(stmt)
@@ -469,16 +499,33 @@ class Analyzer:
         elif isinstance(stmt, cst.FunctionDef | cst.ClassDef):
             self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value)])
 
-    def _branches(self, bodies: list[Sequence[cst.CSTNode]]) -> None:
+    def _branches(self, bodies: list[Sequence[cst.CSTNode]], guarded: bool = False) -> None:
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
         envs: list[dict[str, list[Value]]] = []
-        for body in bodies:
+        marks = (len(scope.stale), len(scope.hidden))
+        held: tuple[list[_Pending], list[_Pending]] = ([], [])
+        branch = self._next()
+        newest: dict[str, int] = {}
+        for arm, body in enumerate(bodies):
             scope.env = dict(start_env)
             scope.bindings = dict(start_bindings)
+            self._path.append((branch, arm))
+            flag = guarded and arm == 0
+            self._inplace_guard += flag
             self._block(body)
+            self._inplace_guard -= flag
+            self._path.pop()
             envs.append(scope.env)
+            for name, seq in scope.bindings.items():
+                newest[name] = max(newest.get(name, 0), seq)
+            # a write in one branch is not seen by reads in its sibling branches
+            held[0].extend(scope.stale[marks[0] :])
+            held[1].extend(scope.hidden[marks[1] :])
+            del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+        scope.stale.extend(held[0])
+        scope.hidden.extend(held[1])
         merged: dict[str, list[Value]] = {}
         for env in envs:
             for name, values in env.items():
@@ -487,9 +534,7 @@ class Analyzer:
                     if all(value is not seen for seen in bucket):
                         bucket.append(value)
         scope.env = merged
-        for name in merged:
-            if name not in start_bindings or merged[name] != start_env.get(name):
-                scope.bindings[name] = max(scope.bindings.get(name, 0), start_bindings.get(name, 0))
+        scope.bindings = newest
 
     def _for(self, stmt: cst.For) -> None:
         iterable = self._eval(stmt.iter)
@@ -502,9 +547,7 @@ class Analyzer:
                 param.origin = value.origin
                 elements.append(param)
             elif value.kind is Kind.TENSOR and value.sure:
-                view = Value(kind=Kind.TENSOR, group=value.group, grad=value.grad)
-                view.hist = set(value.hist)
-                elements.append(view)
+                elements.append(self._view(value))  # each iteration yields one row
         self._loop(stmt.body.body, (stmt.target, elements))
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
@@ -586,10 +629,18 @@ class Analyzer:
                 scope.env.pop(target.value, None)
 
     def _flatten(self, values: Iterable[Value]) -> list[Value]:
+        """The non-container values inside ``values``, however deeply (and cyclically) held."""
         out: list[Value] = []
-        for value in values:
+        seen: set[int] = set()
+        stack = list(values)
+        stack.reverse()
+        while stack:
+            value = stack.pop()
+            if value.id in seen:
+                continue
+            seen.add(value.id)
             if value.kind is Kind.CONTAINER:
-                out.extend(self._flatten(value.elements))
+                stack.extend(reversed(value.elements))
             else:
                 out.append(value)
         return out
@@ -633,6 +684,7 @@ class Analyzer:
                 self._bind(name, values)
             return
         if isinstance(target, cst.Subscript):
+            self._settle(source, self._written_name(target))
             base = self._eval(target.value)
             self._eval_slices(target)
             key = _string_key(target)
@@ -665,7 +717,7 @@ class Analyzer:
             tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
             if tensors and op is not None:
                 self._use(right)
-                self._write(tensors, target, f"`{op}` on a slice", extra=right)
+                self._write(tensors, target, f"`{op}` on a slice", extra=right, target_node=target)
             return
         current = self._eval(target)
         tensors = [v for v in current if v.kind is Kind.TENSOR and v.sure]
@@ -707,9 +759,9 @@ class Analyzer:
             if metadata:
                 self._meta += 1
             try:
-                values = self._eval(node.left)
+                values = list(self._eval(node.left))
                 for comp in node.comparisons:
-                    values += self._eval(comp.comparator)
+                    values.extend(self._eval(comp.comparator))
             finally:
                 if metadata:
                     self._meta -= 1
@@ -720,7 +772,12 @@ class Analyzer:
         if isinstance(node, cst.BooleanOperation):
             return self._eval(node.left) + self._eval(node.right)
         if isinstance(node, cst.Subscript):
-            base = self._eval(node.value)
+            unknown_index = not _constant_index(node)
+            self._indexing += unknown_index
+            try:
+                base = self._eval(node.value)
+            finally:
+                self._indexing -= unknown_index
             self._eval_slices(node)
             out: list[Value] = []
             key = _string_key(node)
@@ -765,7 +822,22 @@ class Analyzer:
             return [container]
         if isinstance(node, cst.IfExp):
             self._eval(node.test)
-            return self._eval(node.body) + self._eval(node.orelse)
+            scope = self.scope
+            marks = (len(scope.stale), len(scope.hidden))
+            branch = self._next()
+            guarded = _mentions_inplace(node.test)
+            self._path.append((branch, 0))
+            self._inplace_guard += guarded
+            body = self._eval(node.body)
+            self._inplace_guard -= guarded
+            self._path[-1] = (branch, 1)
+            held = (scope.stale[marks[0] :], scope.hidden[marks[1] :])
+            del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+            orelse = self._eval(node.orelse)
+            self._path.pop()
+            scope.stale.extend(held[0])
+            scope.hidden.extend(held[1])
+            return body + orelse
         if isinstance(node, cst.NamedExpr):
             values = self._eval(node.value)
             self._assign(node.target, values, node.value)
@@ -812,6 +884,10 @@ class Analyzer:
     def _settle(self, expr: cst.BaseExpression | None, name: str | None) -> None:
         """An in-place call used as a statement, or rebinding its own target, is not stale."""
         pending_by_node = self.scope.pending_by_node
+        if isinstance(expr, cst.IfExp):
+            self._settle(expr.body, name)
+            self._settle(expr.orelse, name)
+            return
         node = expr
         while isinstance(node, cst.Call):
             pending = pending_by_node.get(id(node))
@@ -854,7 +930,7 @@ class Analyzer:
                 return [new_value(Kind.OTHER, name)]
             return [self._unknown(name)]
         self._load(name, values, node)
-        return values
+        return list(values)  # a copy: callers may extend what they get
 
     def _load(self, name: str, values: list[Value], node: cst.CSTNode) -> None:
         if self._meta:
@@ -863,14 +939,21 @@ class Analyzer:
         now = self._next()
         binding = scope.bindings.get(name, 0)
         groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
-        for v in values:
-            if v.kind is Kind.CONTAINER and v.literal_container:
-                groups |= {e.group.id for e in v.elements}
+        indexing, self._indexing = self._indexing, 0
+        held = [  # (group, when it was put in the container); x[i] picks an unknown element
+            (e.group.id, v.added.get(e.id, 0))
+            for v in values
+            if v.kind is Kind.CONTAINER and v.literal_container and not indexing
+            for e in v.elements
+        ]
         matched: list[_Pending] = []
         for pending in scope.stale:
             if pending.done or now <= pending.seq or binding >= pending.seq:
                 continue
-            if not groups & pending.groups:
+            stored = {g for g, when in held if when < pending.seq}
+            if not (groups | stored) & pending.groups:
+                continue
+            if any(pending.soft_alias(v) for v in values if v.group.id in pending.groups):
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:
                 continue
@@ -885,6 +968,7 @@ class Analyzer:
                 else "it aliases the written tensor"
             )
             self.facts.stale_reads.append(ev.StaleRead(latest.write, node, name, how))
+        groups |= {g for g, _ in held}
         if scope.no_grad:
             return
         for pending in scope.hidden:
@@ -902,7 +986,7 @@ class Analyzer:
                 if attr in METADATA_ATTRIBUTES:
                     return [new_value(Kind.OTHER)]
                 self._load(name, values, node)
-                return values
+                return list(values)
             if self.imports.qualify(node) is not None:
                 return [new_value(Kind.OTHER, name)]
         if attr in METADATA_ATTRIBUTES:
@@ -939,7 +1023,9 @@ class Analyzer:
         return out
 
     def _view(self, value: Value) -> Value:
+        """A view of ``value``: same storage group, same history."""
         view = Value(
+            view=True,
             kind=Kind.TENSOR,
             group=value.group,
             sure=value.sure,
@@ -1049,10 +1135,19 @@ class Analyzer:
         self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
     ) -> None:
         self.facts.called.add(callee)
+        grads = self.arg_grads.setdefault(callee, {})
+        position = 0
+        for keyword, arg, values in args:
+            key: int | str = keyword or position
+            if not keyword and not arg.star:
+                position += 1
+            tensors = [v for v in values if v.kind is Kind.TENSOR]
+            if tensors:
+                grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
         entry = self.summaries.get(callee)
         if entry is None:
             return
-        mutations, exempt = entry
+        mutations, _ = entry
         positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
         keywords = {kw: (arg, values) for kw, arg, values in args if kw}
         for mutation in mutations:
@@ -1078,7 +1173,7 @@ class Analyzer:
                     via_call=node,
                     callee=callee,
                     param=mutation.param,
-                    expected=bool(exempt),
+                    returned=mutation.returned,
                     stmt=mutation.stmt,
                 )
 
@@ -1123,9 +1218,12 @@ class Analyzer:
         if Kind.CONTAINER in kinds:
             containers = [v for v in receiver if v.kind is Kind.CONTAINER]
             if method in ("append", "extend", "insert", "add"):
+                now = self._next()
                 for container in containers:
                     for _, _, values in args:
-                        container.elements.extend(self._flatten(values))
+                        for element in self._flatten(values):
+                            container.elements.append(element)
+                            container.added[element.id] = now
                 return [new_value(Kind.OTHER)]
             if method in ("pop", "get", "popleft"):
                 return [e for c in containers for e in c.elements] or [self._unknown()]
@@ -1213,7 +1311,13 @@ class Analyzer:
             if write is not None:
                 self._inplace_results[id(node)] = write
             return receiver
-        if method in self.table.view_methods or method in MAYBE_SELF_METHODS:
+        if method in MAYBE_SELF_METHODS:  # returns self only sometimes: a soft alias
+            out = [self._view(v) for v in receiver]
+            for view, base in zip(out, receiver, strict=True):
+                view.soft_of = base.soft_of or base.id
+                view.view = base.view
+            return out
+        if method in self.table.view_methods:
             return [self._view(v) for v in receiver]
         info = self.table.methods.get(method)
         inputs = receiver + [v for _, _, vs in args for v in vs]
@@ -1265,7 +1369,7 @@ class Analyzer:
             if any(v.kind is Kind.TENSOR for v in values)
         }
         all_inputs = [v for values in tensor_params.values() for v in values]
-        if self._grad_of(all_inputs) == 0:
+        if self._grad_of(all_inputs) < 2:  # only a graph known to need grad saves anything
             return
         for name in info.saves:
             if name == "result":
@@ -1274,7 +1378,7 @@ class Analyzer:
                 continue
             values = tensor_params.get(name, [])
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
-            needed = self._grad_of(others) > 0 if others else self._grad_of(values) > 0
+            needed = self._grad_of(others) == 2 if others else self._grad_of(values) == 2
             if not needed:
                 continue
             for value in values:
@@ -1290,6 +1394,7 @@ class Analyzer:
             node=node,
             role=role,
             tensor=value.group.name or value.arg_name,
+            path=tuple(self._path),
         )
         for result in into:
             result.hist.add(record)
@@ -1358,7 +1463,11 @@ class Analyzer:
             if len(positional) > info.inplace_index and not inplace_mode:
                 flag_arg = [a for kw, a, _ in args if not kw][info.inplace_index]
                 inplace_mode = literal_bool(flag_arg.value) is True
-        name_inplace = qualified.rsplit(".", 1)[1].endswith("_") and not qualified.endswith("__")
+        name_inplace = (
+            qualified.rsplit(".", 1)[1].endswith("_")
+            and not qualified.endswith("__")
+            and not qualified.startswith("torch.nn.utils.")  # clip_grad_norm_ writes .grad
+        )
         inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
         self._use(inputs)
         if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
@@ -1480,7 +1589,7 @@ class Analyzer:
             )
             if write is not None:
                 self._inplace_results[id(node)] = write
-                if spec.saves_result and self._grad_of(tensors) > 0:
+                if spec.saves_result and self._grad_of(tensors) == 2:
                     for value in tensors:
                         self._save(value, kind, node, "result", tensors)
             return tensors
@@ -1490,7 +1599,7 @@ class Analyzer:
             if self.scope.no_grad
             else (2 if spec.has_parameters else self._grad_of(inputs, default=1))
         )
-        if self.scope.no_grad or result.grad == 0:
+        if self.scope.no_grad or result.grad < 2:
             return [result]
         label = _short(spec.qualname) if spec.qualname else callee
         if spec.saves_input:
@@ -1511,6 +1620,7 @@ class Analyzer:
                 node=node,
                 role="parameters",
                 tensor=f"{callee}'s parameters",
+                path=tuple(self._path),
             )
             result.hist.add(record)
         return [result]
@@ -1627,9 +1737,9 @@ class Analyzer:
             group = record.group
             write = None
             if group.version > record.version:
-                write = group.first_write_after(record.version)
-            elif group.hidden > record.hidden:
-                write = group.first_hidden_after(record.hidden)
+                write = group.first_write_after(record.version, record.path)
+            if write is None and group.hidden > record.hidden:
+                write = group.first_hidden_after(record.hidden, record.path)
             if write is not None:
                 self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
         if not retain and node is not None:
@@ -1651,7 +1761,7 @@ class Analyzer:
         via_call: cst.CSTNode | None = None,
         callee: str = "",
         param: str = "",
-        expected: bool = False,
+        returned: bool = False,
         stmt: cst.CSTNode | None = None,
     ) -> Write | None:
         """Record an in-place write to every group in ``values``."""
@@ -1677,6 +1787,7 @@ class Analyzer:
             via_call=via_call,
             callee=callee,
             param=param,
+            path=tuple(self._path),
         )
         groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
         for group in groups.values():
@@ -1693,32 +1804,49 @@ class Analyzer:
         written_name = self._written_name(target_node)
         write.name = written_name
         group_ids = frozenset(groups)
-        pending = _Pending(group_ids, write, write.seq, written_name)
+        pending = _Pending(group_ids, write, write.seq, written_name, tensors)
         if via_call is not None:
             # A helper that is in place by contract surprises only a caller that uses its
             # result as a new tensor; any other helper surprises every later read.
             write.elsewhere = True
-            if expected:
+            if returned:
                 scope.pending_by_node[id(via_call)] = pending
-            scope.stale.append(pending)
+                scope.stale.append(pending)
             return write
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
             scope.pending_by_node[id(node)] = pending
-        if not hidden and not any(v.leaf for v in tensors):
-            scope.stale.append(pending)  # parameter updates are meant to be seen by aliases
+        meant_to_share = (
+            hidden
+            or scope.no_grad  # state updates (buffers, EMA, optimizers)
+            or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
+            or all(v.view for v in tensors)  # writing through a view is writing its base
+        )
+        if not meant_to_share:
+            scope.stale.append(pending)
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
 
     def _written_name(self, target_node: cst.CSTNode | None) -> str | None:
-        if target_node is None:
-            return None
-        if isinstance(target_node, cst.Subscript):
-            target_node = target_node.value
-        name = dotted_name(target_node) if isinstance(target_node, cst.BaseExpression) else None
-        if name is not None and name.endswith(".data"):
-            name = name[:-5]
-        return name
+        """The name a write goes through: ``x`` for ``x``, ``x[i]``, ``x.data``, ``x.mul_(a)``."""
+        node = target_node
+        while True:
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+                node = node.value
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and (
+                    self.table.is_inplace_method(node.func.attr.value)
+                    or node.func.attr.value in self.table.view_methods
+                )
+            ):
+                node = node.func.value
+            else:
+                break
+        return dotted_name(node) if isinstance(node, cst.BaseExpression) else None
 
     def _classify_write(
         self, write: Write, tensors: list[Value], groups: frozenset[int], internal_no_grad: bool
@@ -1747,8 +1875,10 @@ class Analyzer:
         else:
             for value in tensors:
                 if value.origin == "arg" and self._still_bound(value):
-                    exempt = ctx.exempt_args or (
-                        "" if not scope.no_grad else "it runs under no_grad"
+                    exempt = (
+                        ctx.exempt_args
+                        or ("it runs under no_grad" if scope.no_grad else "")
+                        or ("it is guarded by an inplace flag" if self._inplace_guard else "")
                     )
                     index = self._param_index(value.arg_name)
                     self.facts.arg_writes.append(
@@ -1854,6 +1984,69 @@ class Analyzer:
         self.module.visit(_Visitor())
 
 
+def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]]:
+    """For each function name, whether its calls in this file run with grad on (True) or off."""
+    modes: dict[str, set[bool]] = {}
+    grad_off: list[bool] = [False]
+
+    def no_grad_call(node: cst.BaseExpression) -> bool:
+        target = node.func if isinstance(node, cst.Call) else node
+        return (imports.qualify(target) or "") in _NO_GRAD
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            grad_off.append(any(no_grad_call(d.decorator) for d in node.decorators))
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            grad_off.pop()
+
+        def visit_With(self, node: cst.With) -> None:
+            grad_off.append(grad_off[-1] or any(no_grad_call(i.item) for i in node.items))
+
+        def leave_With(self, original_node: cst.With) -> None:
+            grad_off.pop()
+
+        def visit_Call(self, node: cst.Call) -> None:
+            name = dotted_name(node.func)
+            if name is not None and (name.count(".") == 0 or name.startswith("self.")):
+                calls.append((name.rsplit(".", 1)[-1], callers[-1], grad_off[-1]))
+
+    calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
+    callers: list[str] = [""]
+    decorated: set[str] = set()
+
+    class _Named(_Visitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            super().visit_FunctionDef(node)
+            callers.append(node.name.value)
+            if grad_off[-1]:
+                decorated.add(node.name.value)
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            super().leave_FunctionDef(original_node)
+            callers.pop()
+
+    module.visit(_Named())
+    no_grad = set(decorated)
+    changed = True
+    while changed:  # a helper called only from no-grad code runs without grad too
+        changed = False
+        for callee in {c for c, _, _ in calls} - no_grad:
+            sites = [(caller, off) for c, caller, off in calls if c == callee]
+            if sites and all(off or caller in no_grad for caller, off in sites):
+                no_grad.add(callee)
+                changed = True
+    for callee, caller, off in calls:
+        modes.setdefault(callee, set()).add(not (off or caller in no_grad))
+    return modes
+
+
+def _mentions_inplace(test: cst.BaseExpression) -> bool:
+    """Whether a condition reads an ``inplace`` flag (``inplace``, ``self.inplace``)."""
+    name = dotted_name(test)
+    return name is not None and name.rsplit(".", 1)[-1] in ("inplace", "in_place")
+
+
 def _passes_true(
     keywords: dict[str, tuple[cst.Arg, list[Value]]],
     positional: list[tuple[cst.Arg, list[Value]]],
@@ -1865,6 +2058,16 @@ def _passes_true(
     if passed is None and 0 <= index < len(positional):
         passed = positional[index]
     return passed is not None and literal_bool(passed[0].value) is True
+
+
+def _constant_index(node: cst.Subscript) -> bool:
+    """``x[0]``, ``x[-1]`` or ``x["key"]``: an element the source names exactly."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    value = node.slice[0].slice.value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, cst.Integer | cst.SimpleString)
 
 
 def _string_key(node: cst.Subscript) -> str | None:

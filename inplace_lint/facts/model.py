@@ -9,6 +9,13 @@ from enum import Enum
 import libcst as cst
 
 _ids = itertools.count(1)
+Path = tuple[tuple[int, int], ...]
+
+
+def compatible(a: Path, b: Path) -> bool:
+    """False when two program points sit in different arms of the same branch."""
+    arms = dict(a)
+    return all(arms.get(branch, arm) == arm for branch, arm in b)
 
 
 class Kind(Enum):
@@ -39,6 +46,7 @@ class Write:
     via_call: cst.CSTNode | None = None  # a same-file call whose callee performs this write
     callee: str = ""
     param: str = ""
+    path: tuple[tuple[int, int], ...] = ()  # (branch, arm) pairs the write sits in
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 
@@ -54,15 +62,16 @@ class Group:
     hidden_writes: list[tuple[int, Write]] = field(default_factory=list)
     id: int = field(default_factory=lambda: next(_ids))
 
-    def first_write_after(self, version: int) -> Write | None:
+    def first_write_after(self, version: int, path: Path = ()) -> Write | None:
+        """The first write after ``version`` that can run on the same path as ``path``."""
         for after, write in self.writes:
-            if after > version:
+            if after > version and compatible(path, write.path):
                 return write
         return None
 
-    def first_hidden_after(self, hidden: int) -> Write | None:
+    def first_hidden_after(self, hidden: int, path: Path = ()) -> Write | None:
         for after, write in self.hidden_writes:
-            if after > hidden:
+            if after > hidden and compatible(path, write.path):
                 return write
         return None
 
@@ -78,6 +87,7 @@ class SaveRecord:
     node: cst.CSTNode
     role: str  # "input", "result" or "parameters"
     tensor: str
+    path: tuple[tuple[int, int], ...] = ()
     id: int = field(default_factory=lambda: next(_ids))
 
 
@@ -116,6 +126,9 @@ class Value:
     inplace_from: Write | None = None  # bound from the result of this in-place write
     first_use: int | None = None
     literal_container: bool = False
+    added: dict[int, int] = field(default_factory=dict)  # element id -> when it was stored
+    view: bool = False  # made by indexing or a view op from another value
+    soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

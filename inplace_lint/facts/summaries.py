@@ -7,7 +7,7 @@ machinery can tell whether the caller is harmed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -27,6 +27,7 @@ class Mutation:
     augmented: bool  # an augmented assignment: in place only if the argument is a tensor
     guard: str | None = None  # written only under ``if <guard>:`` (an ``inplace`` flag)
     guard_index: int = -1
+    returned: bool = False  # the function returns the mutated argument
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -41,8 +42,24 @@ def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
         elif (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in table.view_methods
+            and (
+                node.func.attr.value in table.view_methods
+                or table.is_inplace_method(node.func.attr.value)
+            )
         ):
+            node = node.func.value
+        else:
+            return None
+
+
+def _data_root(node: cst.BaseExpression) -> str | None:
+    """The leftmost name of a method chain: ``x`` for ``x.masked_fill(m, 0).softmax(-1)``."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Subscript | cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             node = node.func.value
         else:
             return None
@@ -107,7 +124,9 @@ def summarize(
                 hit(_root(func_node.value, table), node, f"`.{func_node.attr.value}()`")
                 return
             qualified = imports.qualify(func_node) or ""
-            if not qualified.startswith("torch") or not node.args:
+            if not qualified.startswith("torch") or qualified.startswith("torch.nn.utils."):
+                return
+            if not node.args:
                 return
             first = node.args[0].value
             inplace_kw = any(
@@ -133,8 +152,9 @@ def summarize(
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                if isinstance(target.target, cst.Subscript):
-                    hit(_root(target.target, table), node, "subscript assignment")
+                sub = target.target
+                if isinstance(sub, cst.Subscript) and not _keyed(sub):
+                    hit(_root(sub, table), node, "subscript assignment")
 
         def leave_Assign(self, original_node: cst.Assign) -> None:
             for target in original_node.targets:
@@ -146,8 +166,24 @@ def summarize(
         def visit_For(self, node: cst.For) -> None:
             _collect_names(node.target, rebound)
 
+        def visit_Return(self, node: cst.Return) -> None:
+            values: list[cst.BaseExpression] = [node.value] if node.value is not None else []
+            while values:
+                value = values.pop()
+                if isinstance(value, cst.IfExp):
+                    values += [value.body, value.orelse]
+                elif isinstance(value, cst.Tuple):
+                    values += [e.value for e in value.elements]
+                else:
+                    name = _data_root(value)
+                    if name is not None:
+                        returned.add(name)
+
+    returned: set[str] = set()
     func.body.visit(_Visitor())
-    return sorted(found.values(), key=lambda m: m.index)
+    return sorted(
+        (replace(m, returned=m.param in returned) for m in found.values()), key=lambda m: m.index
+    )
 
 
 def _mark(node: cst.CSTNode, guard: str, guarded: dict[int, str]) -> None:
@@ -157,6 +193,14 @@ def _mark(node: cst.CSTNode, guard: str, guarded: dict[int, str]) -> None:
             return True
 
     node.visit(_Marker())
+
+
+def _keyed(node: cst.Subscript) -> bool:
+    """``d["key"] = v`` stores into a dict, not a tensor."""
+    return any(
+        isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString)
+        for e in node.slice
+    )
 
 
 def _collect_names(target: cst.BaseExpression, out: set[str]) -> None:

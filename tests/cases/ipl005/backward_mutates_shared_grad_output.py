@@ -29,7 +29,7 @@ class ScaledBranch(nn.Module):
 
 
 model = ScaledBranch()
-x = torch.randn(3, 4)
+x = torch.randn(3, 4, requires_grad=True)
 out = model(x)
 loss = out.pow(2).sum()
 loss.backward()

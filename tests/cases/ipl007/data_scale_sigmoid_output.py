@@ -6,7 +6,7 @@ import torch.nn as nn
 torch.manual_seed(0)
 
 fc = nn.Linear(3, 4)
-x = torch.randn(5, 3)
+x = torch.randn(5, 3, requires_grad=True)
 
 y = torch.sigmoid(fc(x))
 y.data.mul_(2.0)  # <-- IPL007
