@@ -1831,9 +1831,9 @@ class Analyzer:
         """The name a write goes through: ``x`` for ``x``, ``x[i]``, ``x.data``, ``x.mul_(a)``."""
         node = target_node
         while True:
-            if isinstance(node, cst.Subscript):
-                node = node.value
-            elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+            if isinstance(node, cst.Subscript) or (
+                isinstance(node, cst.Attribute) and node.attr.value == "data"
+            ):
                 node = node.value
             elif (
                 isinstance(node, cst.Call)
