@@ -34,7 +34,8 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         seen.add(id(write.node))
         via = "`.detach()`" if write.via_detach else "`.data`"
         message = (
-            f"{write.what} changes `{write.name or write.target}` through {via}, hidden from autograd, and "
+            f"{write.what} changes `{write.name or write.target}` through {via}, hidden from "
+            "autograd, and "
             f"`{read.name}` is used again at line {{line:{id(read.read)}}}; gradients through it "
             "are silently wrong"
         )

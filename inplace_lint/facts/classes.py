@@ -132,7 +132,7 @@ class ModuleResolver:
 
 
 def _activation_like(name: str) -> bool:
-    """``act_layer(inplace=True)`` writes its input; ``norm_act_layer(...)`` writes its own output."""
+    """``act_layer(inplace=True)`` writes its input; ``norm_act_layer(...)`` its own output."""
     last = name.rsplit(".", 1)[-1].lower()
     return "act" in last and "norm" not in last and "bn" not in last
 
