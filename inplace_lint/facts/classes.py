@@ -9,6 +9,7 @@ import libcst as cst
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
+from inplace_lint.facts.walk import Walker
 
 MODULE_BASES = ("torch.nn.Module",)
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
@@ -172,7 +173,7 @@ def collect_classes(
     found: dict[str, ClassFacts] = {}
     bases: dict[str, list[str]] = {}
 
-    class _Visitor(cst.CSTVisitor):
+    class _Visitor(Walker):
         def visit_ClassDef(self, node: cst.ClassDef) -> None:
             facts = ClassFacts(name=node.name.value, node=node)
             names: list[str] = []
@@ -185,7 +186,7 @@ def collect_classes(
                     facts.methods[stmt.name.value] = stmt
             found[facts.name] = facts
 
-    module.visit(_Visitor())
+    _Visitor().run(module)
 
     def kind_of(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
         kinds: set[str] = set()
@@ -282,7 +283,7 @@ def _param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
 def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
 
-    class _Visitor(cst.CSTVisitor):
+    class _Visitor(Walker):
         def visit_Assign(self, node: cst.Assign) -> None:
             out.append(node)
 
@@ -295,5 +296,5 @@ def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is func
 
-    func.visit(_Visitor())
+    _Visitor().run(func)
     return out

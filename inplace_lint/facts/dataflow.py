@@ -9,6 +9,7 @@ events: saves for backward, in-place writes, reads after writes, backward calls.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -36,6 +37,7 @@ from inplace_lint.facts.ops import (
     load_table,
 )
 from inplace_lint.facts.summaries import Mutation, summarize
+from inplace_lint.facts.walk import Walker
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -235,7 +237,7 @@ class Analyzer:
             methods = sorted(cls.methods.values(), key=lambda f: f.name.value != "__init__")
             for method in methods:
                 self._run_function(method, cls)
-        for func in self._plain_functions():
+        for func in self._plain:
             self._run_function(func, None)
         self.facts.chain_hazards = [
             chain
@@ -247,16 +249,16 @@ class Analyzer:
     def _collect_functions(self) -> None:
         analyzer = self
 
-        class _Visitor(cst.CSTVisitor):
+        class _Visitor(Walker):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 analyzer.functions.setdefault(node.name.value, node)
 
-        self.module.visit(_Visitor())
+        _Visitor().run(self.module)
 
     def _summarize(self) -> None:
         owners = {id(m): cls for cls in self.classes.values() for m in cls.methods.values()}
         for func in [
-            *self._plain_functions(),
+            *self._plain,
             *(m for cls in self.classes.values() for m in cls.methods.values()),
         ]:
             cls = owners.get(id(func))
@@ -268,16 +270,20 @@ class Analyzer:
                 exempt = self._context(func, cls).exempt_args
                 self.summaries.setdefault(func.name.value, (mutations, exempt))
 
+    @functools.cached_property
+    def _plain(self) -> list[cst.FunctionDef]:
+        return self._plain_functions()
+
     def _plain_functions(self) -> list[cst.FunctionDef]:
         methods = {id(m) for cls in self.classes.values() for m in cls.methods.values()}
         found: list[cst.FunctionDef] = []
 
-        class _Visitor(cst.CSTVisitor):
+        class _Visitor(Walker):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 if id(node) not in methods:
                     found.append(node)
 
-        self.module.visit(_Visitor())
+        _Visitor().run(self.module)
         return found
 
     def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
@@ -1951,7 +1957,7 @@ class Analyzer:
     def _chain_hazards(self) -> None:
         analyzer = self
 
-        class _Visitor(cst.CSTVisitor):
+        class _Visitor(Walker):
             def visit_Call(self, node: cst.Call) -> None:
                 if analyzer.imports.qualify(node.func) != "torch.nn.Sequential":
                     return
@@ -1981,7 +1987,7 @@ class Analyzer:
                         )
                     previous = element
 
-        self.module.visit(_Visitor())
+        _Visitor().run(self.module)
 
 
 def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]]:
@@ -1993,7 +1999,7 @@ def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]
         target = node.func if isinstance(node, cst.Call) else node
         return (imports.qualify(target) or "") in _NO_GRAD
 
-    class _Visitor(cst.CSTVisitor):
+    class _Visitor(Walker):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             grad_off.append(any(no_grad_call(d.decorator) for d in node.decorators))
 
@@ -2009,9 +2015,22 @@ def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]
         def visit_Call(self, node: cst.Call) -> None:
             name = dotted_name(node.func)
             if name is not None and (name.count(".") == 0 or name.startswith("self.")):
-                calls.append((name.rsplit(".", 1)[-1], callers[-1], grad_off[-1]))
+                short = name.rsplit(".", 1)[-1]
+                for callee in aliases.get(short, {short}):
+                    calls.append((callee, callers[-1], grad_off[-1]))
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            # func = _single_tensor_adam (or an if/else of two functions), then func(...)
+            choices = [node.value]
+            if isinstance(node.value, cst.IfExp):
+                choices = [node.value.body, node.value.orelse]
+            names = {c.value for c in choices if isinstance(c, cst.Name)}
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and names:
+                    aliases.setdefault(target.target.value, set()).update(names)
 
     calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
+    aliases: dict[str, set[str]] = {}
     callers: list[str] = [""]
     decorated: set[str] = set()
 
@@ -2026,7 +2045,7 @@ def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]
             super().leave_FunctionDef(original_node)
             callers.pop()
 
-    module.visit(_Named())
+    _Named().run(module)
     no_grad = set(decorated)
     changed = True
     while changed:  # a helper called only from no-grad code runs without grad too
@@ -2125,7 +2144,7 @@ def _is_static(func: cst.FunctionDef | None) -> bool:
 def _mark_dirty_names(func: cst.FunctionDef) -> set[str]:
     names: set[str] = set()
 
-    class _Visitor(cst.CSTVisitor):
+    class _Visitor(Walker):
         def visit_Call(self, node: cst.Call) -> None:
             callee = dotted_name(node.func) or ""
             if callee.endswith(".mark_dirty"):
@@ -2133,7 +2152,7 @@ def _mark_dirty_names(func: cst.FunctionDef) -> set[str]:
                     if isinstance(arg.value, cst.Name):
                         names.add(arg.value.value)
 
-    func.visit(_Visitor())
+    _Visitor().run(func)
     return names
 
 
@@ -2141,7 +2160,7 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
     """Names that the function body uses the way only tensors are used."""
     names: set[str] = set()
 
-    class _Visitor(cst.CSTVisitor):
+    class _Visitor(Walker):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if isinstance(node.value, cst.Name):
                 attr = node.attr.value
@@ -2161,7 +2180,7 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
                 if isinstance(first, cst.Name):
                     names.add(first.value)
 
-    func.body.visit(_Visitor())
+    _Visitor().run(func.body)
     return names
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from inplace_lint.facts.walk import Walker
+
 #: Old or internal spellings mapped to the public names the op table uses.
 _PREFIX_ALIASES = (
     ("torch.nn.modules.activation.", "torch.nn."),
@@ -46,7 +48,7 @@ class ImportTable:
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
         table = cls()
-        for stmt in _walk_imports(module.body):
+        for stmt in _walk_imports(module):
             table.add(stmt)
         return table
 
@@ -98,17 +100,16 @@ def normalize(qualified: str) -> str:
     return qualified
 
 
-def _walk_imports(body: object) -> list[cst.Import | cst.ImportFrom]:
+def _walk_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
     """Every import statement in the module, at any depth (imports inside try/if/functions)."""
     found: list[cst.Import | cst.ImportFrom] = []
 
-    class _Collector(cst.CSTVisitor):
+    class _Collector(Walker):
         def visit_Import(self, node: cst.Import) -> None:
             found.append(node)
 
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             found.append(node)
 
-    module = cst.Module(body=body)  # type: ignore[arg-type]
-    module.visit(_Collector())
+    _Collector().run(module)
     return found

@@ -13,6 +13,7 @@ import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable
+from inplace_lint.facts.walk import Walker, walk
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def summarize(
                 index_of.get(guard, -1) if guard else -1,
             )
 
-    class _Visitor(cst.CSTVisitor):
+    class _Visitor(Walker):
         def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
             current.append(node)
 
@@ -180,19 +181,15 @@ def summarize(
                         returned.add(name)
 
     returned: set[str] = set()
-    func.body.visit(_Visitor())
+    _Visitor().run(func.body)
     return sorted(
         (replace(m, returned=m.param in returned) for m in found.values()), key=lambda m: m.index
     )
 
 
 def _mark(node: cst.CSTNode, guard: str, guarded: dict[int, str]) -> None:
-    class _Marker(cst.CSTVisitor):
-        def on_visit(self, inner: cst.CSTNode) -> bool:
-            guarded.setdefault(id(inner), guard)
-            return True
-
-    node.visit(_Marker())
+    for inner in walk(node):
+        guarded.setdefault(id(inner), guard)
 
 
 def _keyed(node: cst.Subscript) -> bool:
