@@ -160,6 +160,7 @@ class _Scope:
     stmt: cst.CSTNode | None = None
     callables: dict[str, Group] = field(default_factory=dict)
     pending_by_node: dict[int, _Pending] = field(default_factory=dict)
+    backward_seen: bool = False
 
 
 _MAX_TWICE_DEPTH = 2
@@ -1208,7 +1209,10 @@ class Analyzer:
         kinds = {v.kind for v in receiver}
         if method == "step":
             stepped = self._optimizer_params(func.value, receiver, args)
-            if stepped is not None:
+            # With no gradients yet (straight-line code before any backward) step() skips
+            # every parameter; in a loop, a function or after a backward it updates them.
+            may_have_grads = scope.backward_seen or self._loop_depth or scope.ctx.node
+            if stepped is not None and may_have_grads:
                 self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
                 return [new_value(Kind.OTHER)]
         if method in ("parameters", "named_parameters") and receiver:
@@ -1734,6 +1738,8 @@ class Analyzer:
         self, values: list[Value], node: cst.CSTNode | None, retain: bool, what: str
     ) -> None:
         scope = self.scope
+        if node is not None:
+            scope.backward_seen = True
         records: set[SaveRecord] = set()
         for value in values:
             records |= value.hist
