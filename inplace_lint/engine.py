@@ -6,12 +6,12 @@ import ast
 import re
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from inplace_lint.checks import PARSE_ERROR, RawFinding, all_rules
 from inplace_lint.config import Config
@@ -168,8 +168,7 @@ def _place(module: cst.Module, raw: list[RawFinding], path: str) -> list[Finding
             for node, message in item.related
             if (p := positions.get(node)) is not None
         )
-        stmt = positions.get(item.stmt) if item.stmt is not None else None
-        lines = (stmt.start.line, stmt.end.line) if stmt is not None else None
+        lines = _statement_lines(item.stmt, positions)
         if lines is not None and not lines[0] <= start.line <= lines[1]:
             lines = None
         findings.append(
@@ -184,6 +183,21 @@ def _place(module: cst.Module, raw: list[RawFinding], path: str) -> list[Finding
             )
         )
     return findings
+
+
+def _statement_lines(
+    stmt: cst.CSTNode | None, positions: Mapping[cst.CSTNode, CodeRange]
+) -> tuple[int, int] | None:
+    """The lines a ``# noqa`` may sit on: a simple statement, or a compound one's header."""
+    where = positions.get(stmt) if stmt is not None else None
+    if where is None:
+        return None
+    body = getattr(stmt, "body", None)
+    if isinstance(stmt, cst.BaseCompoundStatement) and body is not None:
+        inner = positions.get(body)
+        if inner is not None:
+            return (where.start.line, max(where.start.line, inner.start.line - 1))
+    return (where.start.line, where.end.line)
 
 
 def _filter(findings: list[Finding], text: str) -> list[Finding]:
