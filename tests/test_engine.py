@@ -1,0 +1,134 @@
+"""The engine on its own: decoding, hostile input, precedence and dataflow corner cases."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from inplace_lint.checks import all_rules
+from inplace_lint.engine import MAX_DEPTH, lint_bytes, lint_source
+
+ALL = frozenset(rule.code for rule in all_rules())
+
+
+def codes(source: str) -> list[tuple[int, str]]:
+    """(line, code) of every finding, all rules on."""
+    return [(f.line, f.code) for f in lint_source(textwrap.dedent(source), "t.py", ALL)]
+
+
+def test_static_path_never_imports_torch() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        from inplace_lint.engine import lint_source
+        found = lint_source(
+            "import torch\\na = torch.randn(2, requires_grad=True)\\n"
+            "x = a.sigmoid()\\nx.mul_(2)\\nx.sum().backward()\\n"
+        )
+        assert [f.code for f in found] == ["IPL001"], found
+        assert "torch" not in sys.modules, "the static path imported torch"
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_nesting_beyond_the_bound_is_ipl999_not_a_crash() -> None:
+    deep = "import torch\nx = torch.randn(3)\ny = " + "(" * 150 + "x" + ")" * 150 + "\n"
+    assert codes(deep) == []
+    chain = "import torch\nx = torch.randn(3)\ny = x" + " + x" * (MAX_DEPTH + 50) + "\ny.add_(1)\n"
+    (finding,) = lint_source(chain, "t.py", ALL)
+    assert finding.code == "IPL999" and "nested" in finding.message
+    parens = "import torch\nx = torch.randn(3)\ny = " + "(" * 3000 + "x" + ")" * 3000
+    parens += "\ny.add_(1)\n"
+    (finding,) = lint_source(parens, "t.py", ALL)
+    assert finding.code == "IPL999"
+
+
+def test_decoding_follows_pep_263() -> None:
+    hazard = "import torch\na = torch.randn(2, requires_grad=True)\nx = a.exp()\nx += 1\n"
+    hazard += "x.sum().backward()  # caf\xe9\n"
+    latin = ("# -*- coding: latin-1 -*-\n" + hazard).encode("latin-1")
+    assert [f.code for f in lint_bytes(latin, "t.py", ALL)] == ["IPL001"]
+    (bad,) = lint_bytes(hazard.encode("latin-1"), "t.py", ALL)
+    assert bad.code == "IPL999" and "utf-8" in bad.message
+    bom = b"\xef\xbb\xbf" + hazard.encode("utf-8")
+    assert [f.line for f in lint_bytes(bom, "t.py", ALL)] == [4]
+    (null,) = lint_bytes(b"import torch\nx = 1\x00\n", "t.py", ALL)
+    assert null.code == "IPL999" and null.line == 2
+
+
+def test_one_write_gets_one_code() -> None:
+    # a view of a saved tensor written, then the base read again: the loud error wins
+    found = codes(
+        """
+        import torch
+        a = torch.randn(4, 2, requires_grad=True)
+        boxes = a.sigmoid()
+        col = boxes[:, 0]
+        col.mul_(2.0)
+        print(boxes.sum())
+        boxes.sum().backward()
+        """
+    )
+    assert found == [(6, "IPL001")]
+
+
+def test_exclusive_branches_do_not_meet() -> None:
+    assert (
+        codes(
+            """
+            import torch
+            import torch.nn as nn
+            fc = nn.Linear(3, 3)
+            def f(x, noisy):
+                mask = torch.ones(3)
+                h = fc(x)
+                if noisy:
+                    out = h.mul_(mask)
+                else:
+                    mask.mul_(2)
+                    out = h * mask
+                return out
+            """
+        )
+        == []
+    )
+
+
+def test_loop_write_meets_save_from_previous_iteration() -> None:
+    found = codes(
+        """
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        acc = torch.zeros(3)
+        outs = []
+        for i in range(3):
+            acc.add_(1.0)
+            outs.append(acc * w)
+        torch.stack(outs).sum().backward()
+        """
+    )
+    assert found == [(7, "IPL001")]
+
+
+def test_integers_lists_and_item_sums_are_not_tensors() -> None:
+    assert (
+        codes(
+            """
+            import torch
+            def train(model, loader, opt):
+                total, steps, history = 0.0, 0, []
+                for xb, yb in loader:
+                    loss = (model(xb) - yb).pow(2).mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    total += loss.item()
+                    steps += 1
+                    history += [loss.item()]
+                return total / steps
+            """
+        )
+        == []
+    )
