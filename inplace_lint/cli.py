@@ -126,7 +126,9 @@ def _load(ns: argparse.Namespace) -> Config:
         if ns.stdin_filename:
             anchors.append(Path(ns.stdin_filename))
         start = anchors[0] if anchors else Path.cwd()
-        if not start.exists():
+        while not os.path.exists(start) and start != start.parent:
+            start = start.parent  # an unsaved --stdin-filename still finds its project
+        if not os.path.exists(start):
             start = Path.cwd()
         config = load_config(find_pyproject(start))
     return config.with_cli(ns.select, ns.ignore, ns.extend_select)
@@ -137,21 +139,36 @@ def _check(ns: argparse.Namespace) -> int:
         raise UsageError("no paths given (try: inplace-lint check PATH...)")
     config = _load(ns)
     results: list[FileResult] = []
+    stdin_lines: dict[str, list[str] | None] = {}
+    checked: set[str] = set()  # a file named twice (``src src/a.py``) is reported once
     failed = False
     for raw in ns.paths:
         if raw == "-":
             name = ns.stdin_filename or "<stdin>"
             data = sys.stdin.buffer.read()
+            stdin_lines[name] = _source_lines(data)
             codes = config.codes_for(name)
             results.append(FileResult(name, tuple(lint_bytes(data, name, codes))))
             continue
         path = Path(raw)
-        if not path.exists() and not path.is_symlink():
+        try:
+            os.lstat(raw)
+        except (FileNotFoundError, NotADirectoryError):
             _error(f"path does not exist: {raw}")
             failed = True
             continue
-        for file, display in _discover(path, raw, config):
-            results.append(lint_path(file, display, config))
+        except OSError as exc:  # e.g. a parent folder that cannot be searched
+            _error(f"cannot read {raw}: {exc.strerror or exc}")
+            failed = True
+            continue
+        unreadable: list[str] = []
+        for file, display in _discover(path, raw, config, unreadable):
+            if os.path.abspath(file) not in checked:
+                checked.add(os.path.abspath(file))
+                results.append(lint_path(file, display, config))
+        for message in unreadable:
+            _error(message)
+            failed = True
     findings: list[Finding] = []
     for result in results:
         if result.error is not None:
@@ -159,7 +176,7 @@ def _check(ns: argparse.Namespace) -> int:
             failed = True
         findings.extend(result.findings)
     findings.sort(key=Finding.sort_key)
-    _print(findings, ns.show_source)
+    _print(findings, ns.show_source, stdin_lines)
     if ns.statistics:
         for line in statistics(findings):
             print(line)
@@ -170,8 +187,10 @@ def _check(ns: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _print(findings: list[Finding], show_source: bool) -> None:
-    cache: dict[str, list[str] | None] = {}
+def _print(
+    findings: list[Finding], show_source: bool, stdin_lines: dict[str, list[str] | None]
+) -> None:
+    cache = dict(stdin_lines)  # stdin cannot be read again from disk
     out = sys.stdout
     for finding in findings:
         lines = None
@@ -185,23 +204,45 @@ def _print(findings: list[Finding], show_source: bool) -> None:
 
 def _read_lines(path: str) -> list[str] | None:
     try:
-        from inplace_lint.source import decode
-
-        return decode(Path(path).read_bytes()).text.splitlines()
-    except Exception:
+        return _source_lines(Path(path).read_bytes())
+    except OSError:
         return None
 
 
-def _discover(path: Path, display: str, config: Config) -> Iterator[tuple[Path, str]]:
-    """Python files under ``path``: explicit files always, directories recursively."""
-    if path.is_file() or (path.exists() and not path.is_dir()):
-        yield path, display
-        return
-    if path.is_symlink() and not path.exists():
+def _source_lines(data: bytes) -> list[str] | None:
+    """Lines as Python numbers them: only \\n, \\r\\n and \\r end a line (not \\f or U+2028)."""
+    try:
+        from inplace_lint.source import decode
+
+        text = decode(data).text
+    except Exception:
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _discover(
+    path: Path, display: str, config: Config, unreadable: list[str]
+) -> Iterator[tuple[Path, str]]:
+    """Python files under ``path``: explicit files always, directories recursively.
+
+    Directories that cannot be listed are added to ``unreadable`` as one-line messages.
+    """
+
+    def shown(file: str | Path) -> str:
+        relative = os.path.relpath(file, path)
+        return os.path.normpath(
+            os.path.join(display, relative) if display not in (".", "./") else relative
+        )
+
+    def walk_error(exc: OSError) -> None:
+        where = shown(exc.filename) if exc.filename is not None else display
+        unreadable.append(f"cannot read {where}: {exc.strerror or exc}")
+
+    if not os.path.isdir(path):  # a file, or a dangling or looping symlink: lint_path says why
         yield path, display
         return
     seen: set[tuple[int, int]] = set()
-    for root, dirs, files in os.walk(path, followlinks=False):
+    for root, dirs, files in os.walk(path, onerror=walk_error, followlinks=False):
         root_path = Path(root)
         try:
             stat = root_path.stat()
@@ -214,7 +255,8 @@ def _discover(path: Path, display: str, config: Config) -> Iterator[tuple[Path, 
         dirs[:] = sorted(
             d
             for d in dirs
-            if not config.is_excluded(root_path / d) and not (root_path / d / "pyvenv.cfg").exists()
+            if not config.is_excluded(root_path / d)
+            and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))  # False on EACCES too
         )
         for name in sorted(files):
             if not name.endswith(".py"):
@@ -222,6 +264,4 @@ def _discover(path: Path, display: str, config: Config) -> Iterator[tuple[Path, 
             file = root_path / name
             if config.is_excluded(file):
                 continue
-            relative = os.path.relpath(file, path)
-            shown = os.path.join(display, relative) if display not in (".", "./") else relative
-            yield file, os.path.normpath(shown)
+            yield file, shown(file)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
@@ -83,7 +84,7 @@ class Config:
     def relative(self, path: str) -> str:
         try:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
+        except (ValueError, OSError, RuntimeError):  # outside root, or a symlink loop
             return PurePath(path).as_posix()
 
     def is_excluded(self, path: Path) -> bool:
@@ -125,11 +126,11 @@ def _glob(relative: str, pattern: str) -> bool:
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start``."""
     current = start.resolve()
-    if current.is_file():
+    if os.path.isfile(current):  # os.path, unlike Path, is False (not an error) on EACCES
         current = current.parent
     for directory in (current, *current.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        if os.path.isfile(candidate):
             return candidate
     return None
 
