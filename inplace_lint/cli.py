@@ -13,6 +13,7 @@ from inplace_lint.checks import PARSE_ERROR, all_rules, rule_by_code
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.engine import FileResult, lint_bytes, lint_path
 from inplace_lint.finding import Finding
+from inplace_lint.report import FORMATS, render
 from inplace_lint.report.text import format_finding, statistics
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -47,6 +48,9 @@ def _parser() -> _Parser:
     parser.add_argument("--statistics", action="store_true", help="count findings per code")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     parser.add_argument("--show-source", action="store_true", help="print the line with a caret")
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
     parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
     parser.add_argument("--config", type=Path, help="use this pyproject.toml")
     parser.add_argument("--isolated", action="store_true", help="ignore pyproject.toml files")
@@ -137,6 +141,8 @@ def _load(ns: argparse.Namespace) -> Config:
 def _check(ns: argparse.Namespace) -> int:
     if not ns.paths:
         raise UsageError("no paths given (try: inplace-lint check PATH...)")
+    if ns.show_source and ns.format != "text":
+        raise UsageError(f"--show-source needs --format text, not {ns.format}")
     config = _load(ns)
     results: list[FileResult] = []
     stdin_lines: dict[str, list[str] | None] = {}
@@ -176,10 +182,13 @@ def _check(ns: argparse.Namespace) -> int:
             failed = True
         findings.extend(result.findings)
     findings.sort(key=Finding.sort_key)
-    _print(findings, ns.show_source, stdin_lines)
-    if ns.statistics:
+    if ns.format == "text":
+        _print(findings, ns.show_source, stdin_lines)
+    else:
+        _render(ns.format, findings, [r.path for r in results], not failed, stdin_lines)
+    if ns.statistics:  # machine formats keep stdout parseable
         for line in statistics(findings):
-            print(line)
+            print(line, file=sys.stdout if ns.format == "text" else sys.stderr)
     if failed or any(f.code == PARSE_ERROR for f in findings):
         return EXIT_ERROR
     if findings and not ns.exit_zero:
@@ -200,6 +209,20 @@ def _print(
             lines = cache[finding.path]
         out.write(format_finding(finding, lines) + "\n")
     out.flush()
+
+
+def _render(
+    fmt: str,
+    findings: list[Finding],
+    paths: list[str],
+    successful: bool,
+    stdin_lines: dict[str, list[str] | None],
+) -> None:
+    def lines_of(path: str) -> list[str] | None:
+        return stdin_lines[path] if path in stdin_lines else _read_lines(path)
+
+    sys.stdout.write(render(fmt, findings, paths, successful, lines_of))
+    sys.stdout.flush()
 
 
 def _read_lines(path: str) -> list[str] | None:
