@@ -39,13 +39,22 @@ class FileResult:
 
 
 def lint_source(
-    text: str, path: str = "<stdin>", codes: Iterable[str] | None = None
+    text: str,
+    path: str = "<stdin>",
+    codes: Iterable[str] | None = None,
+    *,
+    tree: ast.AST | None = None,
+    noqa: bool = True,
 ) -> list[Finding]:
-    """Lint Python source text; ``codes`` limits the rules (default: those on by default)."""
+    """Lint Python source text; ``codes`` limits the rules (default: those on by default).
+
+    ``tree`` is ``ast.parse(text)`` when the caller already has it (flake8 does), so the syntax
+    screen does not parse again; ``noqa=False`` keeps findings that ``# noqa`` would silence.
+    """
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     if not may_contain_hazard(text):
         return []
-    problem = _screen_syntax(text, path)
+    problem = _screen_syntax(text, path, tree)
     if problem is not None:
         return [problem]
     limit = sys.getrecursionlimit()
@@ -55,7 +64,10 @@ def lint_source(
         facts = analyze(module)
         raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
         raw = _apply_precedence(raw)
-        return _filter(_place(module, raw, path), text) if raw else []
+        if not raw:
+            return []
+        placed = _place(module, raw, path)
+        return _filter(placed, text) if noqa else sorted(placed, key=Finding.sort_key)
     except cst.ParserSyntaxError as exc:
         return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
     except RecursionError:
@@ -64,12 +76,13 @@ def lint_source(
         sys.setrecursionlimit(limit)
 
 
-def _screen_syntax(text: str, path: str) -> Finding | None:
+def _screen_syntax(text: str, path: str, tree: ast.AST | None = None) -> Finding | None:
     """CPython's own verdict on the syntax, and a bound on nesting, before libcst sees it."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
     except SyntaxError as exc:
         return _parse_error(path, exc.lineno or 1, exc.offset or 1, exc.msg or "syntax error")
     except (RecursionError, MemoryError, ValueError) as exc:
