@@ -37,7 +37,7 @@ def render(
 
         return render_github(findings)
     if fmt == "lsp":
-        from inplace_lint.report.lsp_json import render_lsp
+        from inplace_lint.report import lsp
 
-        return render_lsp(findings, paths, lines_of)
+        return lsp.render(lsp.to_mapping(findings, lines_of, paths=paths))
     raise ValueError(f"unknown format {fmt!r}")
