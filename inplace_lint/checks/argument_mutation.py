@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from inplace_lint.checks.base import RawFinding, Rule
@@ -48,8 +49,15 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             continue
         checkpoint = facts.checkpointed.get(event.function)
         if checkpoint is None and (
-            event.exempt or not event.evidence or event.function in facts.called
+            event.exempt
+            or not event.evidence
+            or event.function in facts.called
+            or (event.qualified, event.param) in facts.judged
+            or _destination(event.param)
+            or (event.role != "forward" and not event.side_effect)
         ):
+            # Judged at a caller here, or in place by contract: an output buffer, a procedure
+            # that returns nothing, or a helper that returns the tensor it wrote.
             continue
         seen.add(id(write.node))
         message = (
@@ -64,6 +72,17 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             )
             related.append((checkpoint, "checkpointed here"))
         yield RawFinding("IPL004", write.node, write.stmt, message, tuple(related))
+
+
+_DESTINATION = re.compile(
+    r"(out|output|dst|dest|destination|write_to|buf|buffer|result|cache|state|storage)"
+    r"|.*_(out|buf|buffer|cache|state|storage)"
+)
+
+
+def _destination(param: str) -> bool:
+    """Parameters named as a place to write into (``out``, ``conv_state``, ``kv_cache``)."""
+    return _DESTINATION.fullmatch(param) is not None
 
 
 RULE = Rule(

@@ -243,6 +243,9 @@ def _record(
         if qualified == "torch.nn.Parameter":
             facts.parameters.add(attr)
             return
+        if qualified == "torch.nn.Buffer":
+            facts.buffers.add(attr)
+            return
     spec = resolver.spec(value, defaults)
     if spec is None:
         callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
@@ -251,10 +254,14 @@ def _record(
         spec = ModuleSpec(qualname=None, node=value)  # an unknown class: some module
     earlier = facts.modules.get(attr)
     if earlier is not None and (
-        earlier.qualname != spec.qualname or earlier.inplace != spec.inplace
+        earlier.qualname != spec.qualname
+        or earlier.inplace != spec.inplace
+        or earlier.user_class != spec.user_class
     ):
-        # assigned different modules on different paths: assume nothing about it
-        spec = ModuleSpec(qualname=None, node=value)
+        # assigned different modules on different paths: assume nothing about it but the
+        # same-file classes it may be, whose forward may write to what it is given
+        classes = {c for s in (earlier, spec) for c in (s.user_class, *s.candidates) if c}
+        spec = ModuleSpec(qualname=None, node=value, candidates=tuple(sorted(classes)))
     facts.modules[attr] = spec
 
 

@@ -26,6 +26,7 @@ from inplace_lint.facts.classes import (
     global_pool,
     literal_bool,
 )
+from inplace_lint.facts.containers import container_params
 from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, Write, new_value
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import (
@@ -36,7 +37,7 @@ from inplace_lint.facts.ops import (
     OpTable,
     load_table,
 )
-from inplace_lint.facts.summaries import Mutation, summarize
+from inplace_lint.facts.summaries import Mutation, returns, summarize
 from inplace_lint.facts.walk import Walker
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
@@ -201,6 +202,7 @@ class Analyzer:
         self.table = table or load_table()
         self.imports = ImportTable.from_module(module)
         self.classes = collect_classes(module, self.imports, self.table)
+        self._containers_of: dict[int, frozenset[str]] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes)
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver)
@@ -266,10 +268,17 @@ class Analyzer:
             if cls is not None and cls.is_function:
                 continue
             skip_first = cls is not None and not _is_static(func)
-            mutations = summarize(func, skip_first, self.imports, self.table)
+            containers = self._container_params(func)
+            mutations = [
+                m
+                for m in summarize(func, skip_first, self.imports, self.table)
+                if m.param not in containers
+            ]
             if mutations:
                 exempt = self._context(func, cls).exempt_args
                 self.summaries.setdefault(func.name.value, (mutations, exempt))
+                if cls is not None:
+                    self.summaries[f"{cls.name}.{func.name.value}"] = (mutations, exempt)
 
     @functools.cached_property
     def _plain(self) -> list[cst.FunctionDef]:
@@ -394,7 +403,9 @@ class Analyzer:
             return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
         if ctx.role == "fn_forward":
             return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
-        if any(w in ann_text for w in _CONTAINER_ANNOTATIONS):
+        if any(w in ann_text for w in _CONTAINER_ANNOTATIONS) or (
+            ctx.node is not None and name in self._container_params(ctx.node)
+        ):
             return new_value(Kind.CONTAINER, name)
         if "Module" in ann_text or "Sequential" in ann_text:
             return new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=None))
@@ -406,6 +417,12 @@ class Analyzer:
         sure = "Tensor" in ann_text or ctx.role == "forward"
         grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
         return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
+
+    def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
+        found = self._containers_of.get(id(func))
+        if found is None:
+            found = self._containers_of[id(func)] = container_params(func)
+        return found
 
     def _lookup(self, name: str) -> list[Value] | None:
         scope = self.scope
@@ -666,6 +683,10 @@ class Analyzer:
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
+            for element in elements:  # ``x, aux = helper(x)`` rebinds what the helper wrote
+                name = self._written_name(element)
+                if source is not None and name is not None:
+                    self._settle(source, name)
             sources = values[0].elements if len(values) == 1 else []
             if values and values[0].kind is Kind.CONTAINER and len(sources) == len(elements):
                 for element, value in zip(elements, sources, strict=True):
@@ -684,6 +705,9 @@ class Analyzer:
                 base = self._eval(target.value)
                 self._write(base, target, "assignment to `.data`", hidden=True)
                 return
+            if target.attr.value == "requires_grad":
+                self._set_requires_grad(target.value, source)
+                return
             self._eval(target.value)
             name = dotted_name(target)
             scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
@@ -692,20 +716,27 @@ class Analyzer:
             return
         if isinstance(target, cst.Subscript):
             self._settle(source, self._written_name(target))
-            base = self._eval(target.value)
+            self._meta += 1  # storing into ``base[...]`` does not read base's old value
+            try:
+                base = self._eval(target.value)
+            finally:
+                self._meta -= 1
             self._eval_slices(target)
             key = _string_key(target)
+            now = self._next()
             if key is not None:
                 for container in base:
                     if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.hist:
                         container.kind = Kind.CONTAINER
                         container.items[key] = values
                         container.elements.extend(values)
+                        container.added.update((v.id, now) for v in values)
                 return
             if any(v.kind is Kind.CONTAINER for v in base):
                 for container in base:
                     if container.kind is Kind.CONTAINER:
                         container.elements.extend(values)
+                        container.added.update((v.id, now) for v in values)
                 return
             tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
             if tensors:
@@ -713,6 +744,28 @@ class Analyzer:
                 self._write(
                     tensors, target, "subscript assignment", extra=values, target_node=target
                 )
+
+    def _set_requires_grad(
+        self, owner: cst.BaseExpression, source: cst.BaseExpression | None
+    ) -> None:
+        """``t.requires_grad = False`` makes ``t`` an ordinary tensor until it is set back."""
+        base = self._eval(owner)
+        flag = literal_bool(source) if source is not None else None
+        for value in base:
+            if value.kind is not Kind.TENSOR:
+                continue
+            if flag is False:
+                value.grad = 0
+                value.leaf = False
+                value.group.leaf = False
+            elif flag is True:
+                value.grad = 2
+                if not value.hist:
+                    value.leaf = True
+                    value.group.leaf = True
+        name = dotted_name(owner)
+        if name is not None and base:
+            self._bind(name, base)  # later reads of ``layer.weight`` see this same tensor
 
     def _augassign(self, node: cst.AugAssign) -> None:
         op = _AUG_OPS.get(type(node.operator))
@@ -1016,8 +1069,7 @@ class Analyzer:
             elif value.kind is Kind.TENSOR and attr in self.table.view_methods:
                 out.append(self._view(value))
             elif value.kind is Kind.MODULE:
-                param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
-                out.append(param if attr in ("weight", "bias") else self._unknown())
+                out.append(self._module_attribute(value, attr))
             elif (value.kind is Kind.OTHER and value.group.name == "ctx") or (
                 self.scope.ctx.role == "fn_backward"
                 and attr in ("saved_tensors", "saved_variables")
@@ -1028,6 +1080,15 @@ class Analyzer:
             else:
                 out.append(self._unknown(inputs=[value] if value.kind is Kind.TENSOR else ()))
         return out
+
+    def _module_attribute(self, module: Value, attr: str) -> Value:
+        """``module.weight``: a parameter, unless the module's class made it a buffer."""
+        cls = self.classes.get(module.module.user_class or "") if module.module else None
+        if cls is not None and attr in cls.buffers:
+            return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
+        if attr in ("weight", "bias"):
+            return Value(kind=Kind.TENSOR, group=module.group, grad=2, leaf=True)
+        return self._unknown()
 
     def _view(self, value: Value) -> Value:
         """A view of ``value``: same storage group, same history."""
@@ -1181,6 +1242,7 @@ class Analyzer:
                     callee=callee,
                     param=mutation.param,
                     returned=mutation.returned,
+                    side_effect=mutation.side_effect,
                     stmt=mutation.stmt,
                 )
 
@@ -1558,6 +1620,13 @@ class Analyzer:
             if module.kind is not Kind.MODULE or module.module is None:
                 continue
             self.scope.callables[callee] = module.group
+            spec = module.module
+            for name in (spec.user_class, *spec.candidates):  # their forward's argument writes
+                if name is not None:
+                    key = f"{name}.forward"
+                    mutations, _ = self.summaries.get(key, ((), ""))
+                    self.facts.judged.update((key, m.param) for m in mutations)
+                    self._record_call(key, node, args)
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
 
@@ -1774,6 +1843,7 @@ class Analyzer:
         callee: str = "",
         param: str = "",
         returned: bool = False,
+        side_effect: bool = False,
         stmt: cst.CSTNode | None = None,
     ) -> Write | None:
         """Record an in-place write to every group in ``values``."""
@@ -1823,7 +1893,10 @@ class Analyzer:
             write.elsewhere = True
             if returned:
                 scope.pending_by_node[id(via_call)] = pending
+            if returned or side_effect:
                 scope.stale.append(pending)
+            if not scope.ctx.role.startswith("fn_"):
+                self._note_arg_write(write, tensors)  # our own caller's tensor changes too
             return write
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
@@ -1885,29 +1958,45 @@ class Analyzer:
                     )
                     break
         else:
-            for value in tensors:
-                if value.origin == "arg" and self._still_bound(value):
-                    exempt = (
-                        ctx.exempt_args
-                        or ("it runs under no_grad" if scope.no_grad else "")
-                        or ("it is guarded by an inplace flag" if self._inplace_guard else "")
-                    )
-                    index = self._param_index(value.arg_name)
-                    self.facts.arg_writes.append(
-                        ev.ArgWrite(
-                            write,
-                            ctx.name,
-                            value.arg_name,
-                            index,
-                            exempt,
-                            evidence=value.sure or self._tensor_evidence(value.arg_name),
-                        )
-                    )
-                    break
+            self._note_arg_write(write, tensors)
         if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.exempt_data:
             graph = [v for v in tensors if not v.leaf]
             if graph and any(self._group_in_graph(v) for v in graph):
                 scope.hidden.append(_Pending(groups, write, write.seq, None))
+
+    def _note_arg_write(self, write: Write, tensors: list[Value]) -> None:
+        """Record a write to a tensor this function received as an argument."""
+        scope = self.scope
+        ctx = scope.ctx
+        for value in tensors:
+            if value.origin == "arg" and self._still_bound(value):
+                exempt = (
+                    ctx.exempt_args
+                    or ("it runs under no_grad" if scope.no_grad else "")
+                    or ("it is guarded by an inplace flag" if self._inplace_guard else "")
+                )
+                self.facts.arg_writes.append(
+                    ev.ArgWrite(
+                        write,
+                        ctx.name,
+                        value.arg_name,
+                        self._param_index(value.arg_name),
+                        exempt,
+                        evidence=value.sure or self._tensor_evidence(value.arg_name),
+                        qualified=f"{ctx.cls.name}.{ctx.name}" if ctx.cls else ctx.name,
+                        role=ctx.role,
+                        side_effect=self._side_effect(value.arg_name, write.name),
+                    )
+                )
+                return
+
+    def _side_effect(self, param: str, written: str | None) -> bool:
+        """The current function returns a value other than the argument it wrote."""
+        func = self.scope.ctx.node
+        if func is None:
+            return False
+        gives, roots = returns(func)
+        return gives and param not in roots and (written is None or written not in roots)
 
     def _group_in_graph(self, value: Value) -> bool:
         for values in self.scope.env.values():

@@ -47,6 +47,10 @@ class ArgWrite:
     index: int
     exempt: str  # non-empty when the function is in-place by contract
     evidence: bool  # the argument is known to be a tensor
+    qualified: str = ""  # ``Class.method`` for methods, else the function's name
+    role: str = ""  # "forward" for an nn.Module's forward
+    #: the function returns some other value, so the write is a side effect of computing it
+    side_effect: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,5 +119,7 @@ class Facts:
     chain_hazards: list[ChainHazard] = field(default_factory=list)
     #: function names called somewhere in the file (bare or as self.name)
     called: set[str] = field(default_factory=set)
+    #: (``Class.forward``, parameter) pairs whose writes are judged at same-file module calls
+    judged: set[tuple[str, str]] = field(default_factory=set)
     #: function names passed to torch.utils.checkpoint
     checkpointed: dict[str, cst.CSTNode] = field(default_factory=dict)

@@ -104,6 +104,8 @@ class ModuleSpec:
     has_parameters: bool = True
     is_view: bool = False  # Flatten, Identity and the like return their input or a view
     user_class: str | None = None  # a module class defined in the same file
+    #: same-file module classes this attribute may hold (assigned on different paths)
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable
-from inplace_lint.facts.walk import Walker, walk
+from inplace_lint.facts.walk import Walker, nested_scope, walk
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class Mutation:
     guard: str | None = None  # written only under ``if <guard>:`` (an ``inplace`` flag)
     guard_index: int = -1
     returned: bool = False  # the function returns the mutated argument
+    #: the function returns a value, so the write is a side effect the caller may not expect
+    side_effect: bool = False
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -167,24 +169,36 @@ def summarize(
         def visit_For(self, node: cst.For) -> None:
             _collect_names(node.target, rebound)
 
-        def visit_Return(self, node: cst.Return) -> None:
-            values: list[cst.BaseExpression] = [node.value] if node.value is not None else []
-            while values:
-                value = values.pop()
-                if isinstance(value, cst.IfExp):
-                    values += [value.body, value.orelse]
-                elif isinstance(value, cst.Tuple):
-                    values += [e.value for e in value.elements]
-                else:
-                    name = _data_root(value)
-                    if name is not None:
-                        returned.add(name)
-
-    returned: set[str] = set()
     _Visitor().run(func.body)
+    gives, returned = returns(func)
     return sorted(
-        (replace(m, returned=m.param in returned) for m in found.values()), key=lambda m: m.index
+        (replace(m, returned=m.param in returned, side_effect=gives) for m in found.values()),
+        key=lambda m: m.index,
     )
+
+
+def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
+    """Whether ``func`` returns a value, and the names its return values are rooted at."""
+    gives = False
+    roots: set[str] = set()
+    for node in walk(func.body, skip=nested_scope):
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        if isinstance(node.value, cst.Name) and node.value.value == "None":
+            continue
+        gives = True
+        values: list[cst.BaseExpression] = [node.value]
+        while values:
+            value = values.pop()
+            if isinstance(value, cst.IfExp):
+                values += [value.body, value.orelse]
+            elif isinstance(value, cst.Tuple):
+                values += [e.value for e in value.elements]
+            else:
+                name = _data_root(value)
+                if name is not None:
+                    roots.add(name)
+    return gives, frozenset(roots)
 
 
 def _mark(node: cst.CSTNode, guard: str, guarded: dict[int, str]) -> None:
