@@ -1,0 +1,82 @@
+"""The pre-commit hook for real: pre-commit builds the hook's environment from this checkout.
+
+pre-commit installs a repository at a commit, so this tests the checkout's HEAD (in CI, a fresh
+clone, that is the working tree). ``try-repo`` runs the hook on the staged files; then the hook
+is installed and a commit with a hazard is rejected while a clean one goes through. Both share
+one environment (same repository, same commit), built once in a scratch PRE_COMMIT_HOME.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HAZARD = """\
+import torch
+a = torch.randn(4, requires_grad=True)
+x = torch.sigmoid(a)
+x.mul_(2)
+x.sum().backward()
+"""
+CLEAN = "import torch\nx = torch.randn(4)\nx.add_(1)\n"
+FINDING = "hazard.py:4:1: IPL001 `x.mul_()` overwrites `x` in place"
+
+
+def sh(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
+    git = (
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "commit.gpgsign=false",
+    )
+    precommit = (sys.executable, "-m", "pre_commit")
+    head = sh(ROOT, env, "git", "rev-parse", "HEAD")
+    assert head.returncode == 0, head.stderr
+    rev = head.stdout.strip()
+
+    repo = tmp_path / "project"
+    repo.mkdir()
+    assert sh(repo, env, "git", "init", "-q").returncode == 0
+    (repo / "hazard.py").write_text(HAZARD, encoding="utf-8")
+    (repo / "clean.py").write_text(CLEAN, encoding="utf-8")
+    (repo / "notes.txt").write_text("x.mul_(2)\n", encoding="utf-8")
+    sh(repo, env, "git", "add", "hazard.py", "clean.py", "notes.txt")
+
+    # try-repo runs the hook on what is staged, as the commit hook would.
+    tried = sh(repo, env, *precommit, "try-repo", str(ROOT), "inplace-lint", "--ref", rev)
+    assert tried.returncode == 1, tried.stdout + tried.stderr
+    assert FINDING in tried.stdout and "Failed" in tried.stdout
+    assert "clean.py" not in tried.stdout.split("Failed", 1)[1]
+
+    hooks = "    hooks:\n      - id: inplace-lint\n"
+    config = f"repos:\n  - repo: {ROOT.as_posix()}\n    rev: {rev}\n{hooks}"
+    (repo / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    installed = sh(repo, env, *precommit, "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    rejected = sh(repo, env, *git, "commit", "-q", "-m", "hazard")
+    assert rejected.returncode != 0
+    assert FINDING in rejected.stdout + rejected.stderr
+    assert sh(repo, env, "git", "rev-parse", "--verify", "-q", "HEAD").returncode != 0
+
+    sh(repo, env, "git", "rm", "-q", "--cached", "hazard.py")
+    sh(repo, env, "git", "add", ".pre-commit-config.yaml")
+    accepted = sh(repo, env, *git, "commit", "-q", "-m", "clean")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    output = accepted.stdout + accepted.stderr
+    assert "inplace-lint" in output and "Passed" in output
+    assert sh(repo, env, "git", "rev-parse", "--verify", "-q", "HEAD").returncode == 0
