@@ -11,10 +11,11 @@ from pathlib import Path
 from inplace_lint import __version__, catalogue
 from inplace_lint.checks import PARSE_ERROR, all_rules, rule_by_code
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
-from inplace_lint.engine import FileResult, lint_bytes, lint_path
+from inplace_lint.engine import FileResult, lint_bytes
 from inplace_lint.finding import Finding
 from inplace_lint.report import FORMATS, render
 from inplace_lint.report.text import format_finding, statistics
+from inplace_lint.runner import default_jobs, lint_files, open_cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "rules", "rule")
@@ -27,6 +28,17 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
+
+
+def _jobs(value: str) -> int:
+    """``--jobs N``: a count of processes; 0 means all cores."""
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got {value!r}")
+    return count
 
 
 def _codes(value: str) -> list[str]:
@@ -54,6 +66,13 @@ def _parser() -> _Parser:
     parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
     parser.add_argument("--config", type=Path, help="use this pyproject.toml")
     parser.add_argument("--isolated", action="store_true", help="ignore pyproject.toml files")
+    parser.add_argument(
+        "--jobs", type=_jobs, default=0, metavar="N", help="processes (default: all cores)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument(
+        "--cache-dir", type=Path, help="cache folder (default: .inplace-lint-cache in the project)"
+    )
     parser.add_argument("--version", action="version", version=f"inplace-lint {__version__}")
     return parser
 
@@ -147,6 +166,7 @@ def _check(ns: argparse.Namespace) -> int:
     results: list[FileResult] = []
     stdin_lines: dict[str, list[str] | None] = {}
     checked: set[str] = set()  # a file named twice (``src src/a.py``) is reported once
+    pending: list[tuple[Path, str]] = []  # linted together below, across --jobs processes
     failed = False
     for raw in ns.paths:
         if raw == "-":
@@ -171,10 +191,13 @@ def _check(ns: argparse.Namespace) -> int:
         for file, display in _discover(path, raw, config, unreadable):
             if os.path.abspath(file) not in checked:
                 checked.add(os.path.abspath(file))
-                results.append(lint_path(file, display, config))
+                pending.append((file, display))
         for message in unreadable:
             _error(message)
             failed = True
+    anchors = [Path(p) for p in ns.paths if p != "-"]
+    cache = open_cache(config, anchors, ns.no_cache, ns.cache_dir)
+    results.extend(lint_files(pending, config, ns.jobs or default_jobs(), cache))
     findings: list[Finding] = []
     for result in results:
         if result.error is not None:
