@@ -81,9 +81,15 @@ def test_flake8_matches_cli_on_every_catalogue_example_and_case(tmp_path: Path) 
     for number, example in enumerate(examples):
         name = example.origin.replace("/", "_").replace(":", "_").replace(".", "_")
         (tmp_path / f"{number:04d}_{name}.py").write_text(example.source, encoding="utf-8")
+    # Encodings and line endings flake8 decodes itself: a BOM with CRLF, latin-1 with a cookie.
+    crlf = ("\ufeff" + SOURCE.replace("\n", "\r\n")).encode("utf-8")
+    (tmp_path / "bom_crlf.py").write_bytes(crlf)
+    latin = "# -*- coding: latin-1 -*-\n" + SOURCE.replace("x.mul_(2)", "x.mul_(2); s = 'é'")
+    (tmp_path / "latin.py").write_bytes(latin.encode("latin-1"))
     from_flake8 = flake8(["--select", "IPL", "--extend-select", "IPL008", "."], tmp_path)
     from_cli = cli(["--extend-select", "IPL008", "."], tmp_path)
     assert len(from_cli) >= 100
+    assert {"bom_crlf.py", "latin.py"} <= {path for path, *_ in from_cli}
     assert {code for *_, code, _ in from_cli} >= {f"IPL00{n}" for n in range(1, 9)}
     assert {f[0] for f in from_flake8} <= {p.name for p in tmp_path.iterdir()}
     assert sorted(from_flake8 - from_cli) == [] and sorted(from_cli - from_flake8) == []
@@ -157,3 +163,9 @@ def test_plugin_parses_once_and_reuses_flake8s_tree(monkeypatch: pytest.MonkeyPa
         (4, 0, "IPL001"),
         (7, 0, "IPL001"),
     ]
+
+
+def test_a_file_that_does_not_parse_is_flake8s_e999(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("import torch\nx = torch.randn(4)\nx.add_(1\n")
+    found = flake8(["--select", "E9,IPL", "broken.py"], tmp_path)
+    assert [code for *_, code, _ in found] == ["E999"]
