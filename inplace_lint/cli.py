@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from inplace_lint import __version__, catalogue
+from inplace_lint.autofix import fix_results
 from inplace_lint.checks import PARSE_ERROR, all_rules, rule_by_code
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.engine import FileResult, lint_bytes
@@ -66,6 +67,11 @@ def _parser() -> _Parser:
     parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
     parser.add_argument("--config", type=Path, help="use this pyproject.toml")
     parser.add_argument("--isolated", action="store_true", help="ignore pyproject.toml files")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
+    parser.add_argument("--diff", action="store_true", help="print fixes as a diff, write nothing")
+    parser.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes"
+    )
     parser.add_argument(
         "--jobs", type=_jobs, default=0, metavar="N", help="processes (default: all cores)"
     )
@@ -198,6 +204,21 @@ def _check(ns: argparse.Namespace) -> int:
     anchors = [Path(p) for p in ns.paths if p != "-"]
     cache = open_cache(config, anchors, ns.no_cache, ns.cache_dir)
     results.extend(lint_files(pending, config, ns.jobs or default_jobs(), cache))
+    if ns.fix or ns.diff:
+        if "-" in ns.paths:
+            raise UsageError("--fix and --diff rewrite files, not standard input")
+        report = fix_results(results, config, unsafe=ns.unsafe_fixes, write=not ns.diff)
+        for message in report.errors:
+            _error(message)
+        failed = failed or bool(report.errors)
+        if ns.diff:
+            sys.stdout.write("".join(report.diffs))
+            sys.stdout.flush()
+            return EXIT_ERROR if failed else EXIT_FINDINGS if report.diffs else EXIT_CLEAN
+        results = report.results
+        if report.fixed:
+            fixed = f"fixed {report.fixed} finding(s) in {report.files} file(s)"
+            print(f"inplace-lint: {fixed}", file=sys.stderr)
     findings: list[Finding] = []
     for result in results:
         if result.error is not None:

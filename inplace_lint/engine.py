@@ -13,10 +13,12 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from inplace_lint.budget import Budget, OverBudget
 from inplace_lint.checks import PARSE_ERROR, RawFinding, all_rules
 from inplace_lint.config import Config
 from inplace_lint.facts.dataflow import analyze
 from inplace_lint.finding import Finding, Position, Related
+from inplace_lint.fix import attach_fixes
 from inplace_lint.noqa import noqa_map, suppressed
 from inplace_lint.screen import may_contain_hazard
 from inplace_lint.source import DecodeError, decode
@@ -59,6 +61,7 @@ def lint_source(
         return [problem]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
+    budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
     try:
         module = cst.parse_module(text)
         facts = analyze(module)
@@ -66,13 +69,16 @@ def lint_source(
         raw = _apply_precedence(raw)
         if not raw:
             return []
-        placed = _place(module, raw, path)
+        placed = attach_fixes(module, _place(module, raw, path))
         return _filter(placed, text) if noqa else sorted(placed, key=Finding.sort_key)
     except cst.ParserSyntaxError as exc:
         return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
     except RecursionError:
         return [_parse_error(path, 1, 1, "too deeply nested to analyse")]
+    except OverBudget as exc:
+        return [_parse_error(path, 1, 1, str(exc))]
     finally:
+        budget.stop()
         sys.setrecursionlimit(limit)
 
 

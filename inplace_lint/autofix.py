@@ -1,0 +1,394 @@
+"""Apply the fixes that :mod:`inplace_lint.fix` attached: verify, diff and write atomically.
+
+A round applies every applicable fix whose edits do not touch another's, then re-parses and
+re-lints the result. The round is kept only if the text still parses, every fixed finding is
+gone and no finding appears that was not there before (positions are mapped through the
+edits); otherwise the fixes are tried one at a time. Rounds repeat until nothing changes, so a
+second run changes nothing. Text outside the edits is never touched: the file is decoded once
+(BOM and PEP 263 encoding kept) and re-encoded only if that round-trips byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import codecs
+import contextlib
+import difflib
+import itertools
+import os
+import re
+import stat
+import tempfile
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from inplace_lint.checks import PARSE_ERROR
+from inplace_lint.config import Config
+from inplace_lint.engine import FileResult, lint_source
+from inplace_lint.finding import Edit, Finding, Position
+from inplace_lint.source import DecodeError, decode
+
+__all__ = [
+    "FileFix",
+    "FixReport",
+    "applicable",
+    "apply_edits",
+    "fix_bytes",
+    "fix_file",
+    "fix_results",
+    "fix_text",
+    "unified_diff",
+]
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+MAX_ROUNDS = 10
+
+
+@dataclass
+class FileFix:
+    """The outcome of fixing one file."""
+
+    path: str
+    before: str = ""
+    after: str = ""
+    #: The findings whose fixes were applied.
+    applied: list[Finding] = field(default_factory=list)
+    #: The findings of the fixed text (of the original when nothing was applied).
+    remaining: list[Finding] = field(default_factory=list)
+    #: A one-line reason the file was left alone or could not be written.
+    error: str | None = None
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.after != self.before
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    """A finding whose fix may be applied under the current ``--unsafe-fixes`` setting."""
+    return finding.fix is not None and (finding.fix.safe or unsafe)
+
+
+# --------------------------------------------------------------------------- text edits
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0, *(match.end() for match in _NEWLINE.finditer(text))]
+
+
+def _offset(starts: list[int], text: str, position: Position) -> int:
+    if not 1 <= position.line <= len(starts) or position.column < 1:
+        raise ValueError(f"position {position} outside the text")
+    offset = starts[position.line - 1] + position.column - 1
+    limit = starts[position.line] if position.line < len(starts) else len(text)
+    if offset > limit:
+        raise ValueError(f"position {position} outside line {position.line}")
+    return offset
+
+
+def _position(starts: list[int], offset: int) -> Position:
+    line = bisect.bisect_right(starts, offset)
+    return Position(line, offset - starts[line - 1] + 1)
+
+
+def _spans(text: str, edits: Iterable[Edit]) -> list[tuple[int, int, str]]:
+    starts = _line_starts(text)
+    spans = []
+    for edit in edits:
+        begin, end = _offset(starts, text, edit.start), _offset(starts, text, edit.end)
+        if end < begin:
+            raise ValueError(f"edit ends before it starts: {edit}")
+        spans.append((begin, end, edit.text))
+    spans.sort(key=lambda span: (span[0], span[1]))
+    for (_, end, _), (begin, _, _) in itertools.pairwise(spans):
+        if begin < end:
+            raise ValueError("overlapping edits")
+    return spans
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """``text`` with ``edits`` (1-based, end exclusive, non-overlapping) applied."""
+    out: list[str] = []
+    cursor = 0
+    for begin, end, new in _spans(text, edits):
+        out.append(text[cursor:begin])
+        out.append(new)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def _shift(spans: Sequence[tuple[int, int, str]], offset: int) -> int:
+    """Where ``offset`` of the old text lands in the new one (inserts at it come before it)."""
+    moved = offset
+    for begin, end, new in spans:
+        if end <= offset:
+            moved += len(new) - (end - begin)
+        elif begin < offset:
+            return moved - (offset - begin)  # inside a replaced span: its start
+    return moved
+
+
+# --------------------------------------------------------------------------- fixing text
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+        cst.parse_module(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return False
+    return True
+
+
+def _try_round(
+    text: str,
+    findings: list[Finding],
+    chosen: list[Finding],
+    path: str,
+    codes: frozenset[str] | None,
+) -> tuple[str, list[Finding]] | None:
+    """Apply ``chosen`` fixes; the new text and findings if the result passes every check."""
+    edits = [edit for finding in chosen for edit in finding.fix.edits]  # type: ignore[union-attr]
+    try:
+        spans = _spans(text, edits)
+        new_text = apply_edits(text, edits)
+    except ValueError:
+        return None
+    if new_text == text or not _parses(new_text):
+        return None
+    new_findings = lint_source(new_text, path, codes)
+    if any(f.code == PARSE_ERROR for f in new_findings):
+        return None
+    old_starts, new_starts = _line_starts(text), _line_starts(new_text)
+
+    def moved(finding: Finding) -> tuple[str, Position]:
+        offset = _shift(spans, _offset(old_starts, text, finding.start))
+        return finding.code, _position(new_starts, offset)
+
+    kept = {moved(f) for f in findings if not any(f is c for c in chosen)}
+    gone = {moved(f) for f in chosen}
+    now = {(f.code, f.start) for f in new_findings}
+    if not now <= kept or now & (gone - kept):
+        return None  # a new finding appeared, or a fixed one is still there
+    return new_text, new_findings
+
+
+def _disjoint(findings: Sequence[Finding], text: str) -> list[Finding]:
+    """A first-come selection of findings whose fixes touch no other selected fix."""
+    starts = _line_starts(text)
+    taken: list[tuple[int, int]] = []
+    chosen = []
+    for finding in findings:
+        assert finding.fix is not None
+        try:
+            spans = [
+                (_offset(starts, text, e.start), _offset(starts, text, e.end))
+                for e in finding.fix.edits
+            ]
+        except ValueError:
+            continue
+        if any(b <= e2 and b2 <= e for b, e in spans for b2, e2 in taken):
+            continue
+        taken.extend(spans)
+        chosen.append(finding)
+    return chosen
+
+
+def fix_text(
+    text: str, path: str, codes: Iterable[str] | None = None, unsafe: bool = False
+) -> FileFix:
+    """Fix ``text`` in memory; the result says what was applied and what remains."""
+    enabled = frozenset(codes) if codes is not None else None
+    findings = lint_source(text, path, enabled)
+    result = FileFix(path, before=text, after=text, remaining=findings)
+    if any(f.code == PARSE_ERROR for f in findings):
+        return result
+    rejected: set[tuple[str, str, str]] = set()
+
+    def key(finding: Finding) -> tuple[str, str, str]:
+        assert finding.fix is not None
+        return (finding.code, finding.fix.description, finding.message)
+
+    current = text
+    for _ in range(MAX_ROUNDS):
+        candidates = [f for f in findings if applicable(f, unsafe) and key(f) not in rejected]
+        if not candidates:
+            break
+        chosen = _disjoint(candidates, current)
+        outcome = _try_round(current, findings, chosen, path, enabled) if chosen else None
+        if outcome is None:
+            for finding in chosen:
+                outcome = _try_round(current, findings, [finding], path, enabled)
+                if outcome is not None:
+                    chosen = [finding]
+                    break
+                rejected.add(key(finding))
+        if outcome is None:
+            if not chosen:
+                break
+            continue
+        current, findings = outcome
+        result.applied.extend(chosen)
+    result.after, result.remaining = current, findings
+    return result
+
+
+# --------------------------------------------------------------------------- bytes and files
+
+
+def _encode(text: str, encoding: str, bom: bool) -> bytes:
+    return (codecs.BOM_UTF8 if bom else b"") + text.encode(encoding)
+
+
+def fix_bytes(
+    data: bytes, path: str, codes: Iterable[str] | None = None, unsafe: bool = False
+) -> tuple[FileFix, bytes]:
+    """Fix a file's bytes; returns the outcome and the new bytes (``data`` when unchanged)."""
+    try:
+        source = decode(data)
+    except DecodeError as exc:
+        return FileFix(path, error=f"{path}: not fixed: {exc}"), data
+    if "\x00" in source.text:
+        return FileFix(path, error=f"{path}: not fixed: source contains a null byte"), data
+    try:
+        round_trips = _encode(source.text, source.encoding, source.bom) == data
+    except (UnicodeError, LookupError):
+        round_trips = False
+    result = fix_text(source.text, path, codes, unsafe)
+    if not result.changed:
+        return result, data
+    if not round_trips:
+        result.error = f"{path}: not fixed: its encoding does not round-trip byte for byte"
+        result.after, result.applied = result.before, []
+        return result, data
+    try:
+        new = _encode(result.after, source.encoding, source.bom)
+    except UnicodeError:
+        result.error = f"{path}: not fixed: the fix cannot be encoded as {source.encoding}"
+        result.after, result.applied = result.before, []
+        return result, data
+    return result, new
+
+
+def fix_file(
+    path: Path,
+    display: str,
+    codes: Iterable[str] | None = None,
+    *,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FileFix:
+    """Fix one file on disk; with ``write`` the new bytes replace it atomically.
+
+    The file is not written when it cannot be read, decoded or parsed, when nothing applies, or
+    when its bytes changed between reading and writing.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileFix(display, error=f"cannot read {display}: {exc.strerror or exc}")
+    result, new = fix_bytes(data, display, codes, unsafe)
+    if not write or new == data or result.error is not None:
+        return result
+    problem = _write_atomic(path, new, data)
+    if problem is not None:
+        result.error = f"{display}: not fixed: {problem}"
+        result.after, result.applied = result.before, []
+        result.remaining = lint_source(result.before, display, codes)
+    else:
+        result.written = True
+    return result
+
+
+def _write_atomic(path: Path, data: bytes, expected: bytes) -> str | None:
+    """Replace ``path`` (through symlinks) by ``data`` if it still holds ``expected``."""
+    real = Path(os.path.realpath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(real).st_mode)
+        handle, temporary = tempfile.mkstemp(
+            dir=real.parent, prefix=f".{real.name}.", suffix=".inplace-lint"
+        )
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        if real.read_bytes() != expected:
+            os.unlink(temporary)
+            return "it changed on disk during the run"
+        os.replace(temporary, real)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return f"cannot write: {exc.strerror or exc}"
+    return None
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A ``diff -u`` of one file's fix, with ``a/`` and ``b/`` prefixes like git."""
+    old = _keepends(before)
+    new = _keepends(after)
+    lines = difflib.unified_diff(old, new, f"a/{path}", f"b/{path}")
+    out = []
+    for line in lines:
+        out.append(
+            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+        )
+    return "".join(out)
+
+
+def _keepends(text: str) -> list[str]:
+    starts = _line_starts(text)
+    pieces = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    return [piece for piece in pieces if piece]
+
+
+@dataclass
+class FixReport:
+    """What ``--fix`` / ``--diff`` did over a whole run."""
+
+    results: list[FileResult]
+    errors: list[str] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    fixed: int = 0
+    files: int = 0
+
+
+def fix_results(
+    results: Sequence[FileResult], config: Config, *, unsafe: bool, write: bool
+) -> FixReport:
+    """Fix every file with findings; its result is replaced by the findings that remain."""
+    report = FixReport(results=[])
+    for result in results:
+        if result.error is not None or not result.findings:
+            report.results.append(result)
+            continue
+        if all(f.code == PARSE_ERROR for f in result.findings):
+            report.results.append(result)
+            continue
+        path = Path(result.path)
+        outcome = fix_file(
+            path, result.path, config.codes_for(str(path)), unsafe=unsafe, write=write
+        )
+        if outcome.error is not None:
+            report.errors.append(outcome.error)
+            report.results.append(result)
+            continue
+        if outcome.changed:
+            report.fixed += len(outcome.applied)
+            report.files += 1
+            report.diffs.append(unified_diff(result.path, outcome.before, outcome.after))
+        remaining = outcome.remaining if write else result.findings
+        report.results.append(FileResult(result.path, tuple(remaining)))
+    return report
