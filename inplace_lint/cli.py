@@ -19,7 +19,7 @@ from inplace_lint.report.text import format_finding, statistics
 from inplace_lint.runner import default_jobs, lint_files, open_cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rules", "rule")
+COMMANDS = ("check", "rules", "rule", "lsp")
 
 
 class UsageError(Exception):
@@ -117,6 +117,10 @@ def _dispatch(args: list[str]) -> int:
         return _list_rules(args)
     if command == "rule":
         return _show_rule(args)
+    if command == "lsp":
+        from inplace_lint.lsp import main as lsp_main  # pygls is imported only here
+
+        return lsp_main(args)
     return _check(_parser().parse_args(args))
 
 

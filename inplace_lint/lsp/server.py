@@ -1,0 +1,458 @@
+"""The language server: diagnostics, quick fixes and rule pages over stdio (pygls 2).
+
+Documents are linted from the editor's buffer, never from disk, and never imported or run.
+Linting happens on one worker thread, so the event loop keeps answering while a large file is
+analysed; a change made while a lint runs supersedes it (only the newest text is published).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import converters, types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.uris import to_fs_path
+
+from inplace_lint import __version__, catalogue
+from inplace_lint.checks import PARSE_ERROR, rule_by_code
+from inplace_lint.engine import lint_source
+from inplace_lint.finding import Finding, Position
+from inplace_lint.lsp.actions import noqa_edit, split_lines
+from inplace_lint.lsp.settings import ConfigCache
+from inplace_lint.report import lsp as report
+
+#: Seconds to wait after the last keystroke before linting the buffer.
+DEBOUNCE_SECONDS = 0.05
+#: Stack for the lint thread: libcst's parser and the analysis recurse on deep code.
+_LINT_STACK_BYTES = 64 * 1024 * 1024
+
+log = logging.getLogger(__name__)
+_converter = converters.get_converter()
+
+
+@dataclass(frozen=True)
+class Result:
+    """The latest lint of one open document."""
+
+    version: int | None
+    findings: tuple[Finding, ...]
+    diagnostics: tuple[dict[str, Any], ...]
+
+
+class _Answered:
+    """Stands in for a message that was already answered with a JSON-RPC error."""
+
+
+_ANSWERED = _Answered()
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, answering malformed requests with JSON-RPC errors.
+
+    pygls logs a request whose params do not fit the method's type and never answers it;
+    the client would wait forever. Here every request gets a response.
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "method" not in data:  # a bad notification or response: nothing to answer
+                log.warning("dropping malformed message: %s", exc)
+                return _ANSWERED
+            if "id" in data:
+                error = JsonRpcInvalidParams(f"invalid params for {data.get('method')!r}")
+                self.send_error(_request_id(data), error)
+            return _ANSWERED
+
+    def handle_message(self, message: Any) -> None:
+        if message is _ANSWERED:
+            return
+        if not hasattr(message, "jsonrpc") or message.jsonrpc != self.VERSION:
+            ident = None
+            if isinstance(message, dict):
+                ident = _request_id(message)
+            elif hasattr(message, "id"):
+                ident = _request_id({"id": message.id})
+            if not (hasattr(message, "method") and not hasattr(message, "id")):
+                self.send_error(ident, JsonRpcInvalidRequest("not a JSON-RPC 2.0 request"))
+            return
+        super().handle_message(message)
+
+    def send_error(self, ident: int | str | None, error: JsonRpcException) -> None:
+        """A JSON-RPC error response; ``"id": null`` when the request's id is unknown."""
+        payload = {"code": error.code, "message": error.message}
+        self._send_data({"jsonrpc": self.VERSION, "id": ident, "error": payload})
+
+
+def _request_id(data: dict[str, Any]) -> int | str | None:
+    ident = data.get("id")
+    return ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None
+
+
+class InplaceLintServer(LanguageServer):
+    """pygls server plus the state of open documents."""
+
+    protocol: Protocol
+
+    def __init__(self, debounce: float = DEBOUNCE_SECONDS) -> None:
+        super().__init__(
+            "inplace-lint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=Protocol,
+        )
+        self.debounce = debounce
+        self.configs = ConfigCache()
+        self.results: dict[str, Result] = {}
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._shown_errors: set[str] = set()
+        self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inplace-lint")
+        previous = threading.stack_size(_LINT_STACK_BYTES)
+        try:
+            self._lint_pool.submit(lambda: None).result()  # start the thread with a big stack
+        finally:
+            threading.stack_size(previous)
+
+    def shutdown(self) -> None:
+        self._lint_pool.shutdown(wait=False, cancel_futures=True)
+        super().shutdown()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Answer unparseable JSON with a parse error; log everything else, never pop up."""
+        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
+            self.protocol.send_error(None, JsonRpcParseError(f"invalid JSON: {error}"))
+            return
+        log.error("%s", error)
+        self.window_log_message(
+            types.LogMessageParams(types.MessageType.Error, f"inplace-lint: {error}")
+        )
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def open_document(self, uri: str) -> Any | None:
+        """The open buffer for ``uri``, or None (never a file read from disk)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Lint ``uri`` after ``delay`` seconds, replacing a lint already waiting for it."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self._pending[uri] = asyncio.ensure_future(self._lint_later(uri, delay))
+
+    def forget(self, uri: str) -> None:
+        """Stop linting a closed document and clear its diagnostics."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self.results.pop(uri, None)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    def relint_all(self) -> None:
+        """Forget loaded configurations and lint every open document again."""
+        self.configs.clear()
+        self._shown_errors.clear()
+        for uri in list(self.results):
+            self.schedule(uri, 0)
+
+    async def _lint_later(self, uri: str, delay: float) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            document = self.open_document(uri)
+            if document is None or not _is_python(document):
+                return
+            version, text = document.version, document.source
+            path = _document_path(uri)
+            loop = asyncio.get_running_loop()
+            outcome = await loop.run_in_executor(
+                self._lint_pool, self._lint, uri, version, text, path, self._encoding()
+            )
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:  # an engine bug must not take the server down
+            log.exception("linting %s failed", uri)
+            self.window_log_message(
+                types.LogMessageParams(types.MessageType.Error, f"inplace-lint: {uri}: {exc!r}")
+            )
+            return
+        finally:
+            if self._pending.get(uri) is asyncio.current_task():
+                del self._pending[uri]
+        current = self.open_document(uri)
+        if current is None or current.version != version:
+            return  # closed or edited meanwhile: a newer lint is on its way
+        result, error = outcome
+        if error is not None:
+            self._config_problem(error)
+        self.results[uri] = result
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                version=version,
+                diagnostics=[_converter.structure(d, types.Diagnostic) for d in result.diagnostics],
+            )
+        )
+
+    def _lint(
+        self, uri: str, version: int | None, text: str, path: Path | None, encoding: str
+    ) -> tuple[Result, str | None]:
+        """Runs on the lint thread: settings, engine, conversion to diagnostics."""
+        settings = self.configs.settings(path, self._root())
+        findings: list[Finding] = []
+        if settings.codes is not None:
+            display = str(path) if path is not None else uri
+            if "\x00" in text:
+                line = text[: text.index("\x00")].count("\n") + 1
+                where = Position(line, 1)
+                message = "cannot parse: source contains a null byte"
+                findings = [Finding(display, where, where, PARSE_ERROR, message)]
+            else:
+                findings = lint_source(text, display, settings.codes)
+        lines = split_lines(text)
+        diagnostics = tuple(report.to_diagnostic(f, uri, lines, encoding) for f in findings)
+        return Result(version, tuple(findings), diagnostics), settings.error
+
+    def _config_problem(self, message: str) -> None:
+        self.window_log_message(types.LogMessageParams(types.MessageType.Warning, message))
+        if message not in self._shown_errors:
+            self._shown_errors.add(message)
+            self.window_show_message(
+                types.ShowMessageParams(
+                    types.MessageType.Warning, f"inplace-lint: {message} (using the defaults)"
+                )
+            )
+
+    def _encoding(self) -> str:
+        kind = self.workspace.position_encoding
+        value = getattr(kind, "value", kind) or "utf-16"
+        return value if value in report.ENCODINGS else "utf-16"
+
+    def _root(self) -> Path | None:
+        root = self.workspace.root_path
+        return Path(root) if root else None
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """The rule's fix (when it has one) and ``# noqa`` for each finding in the range."""
+        only = params.context.only
+        if only and not any(types.CodeActionKind.QuickFix.startswith(k) for k in only):
+            return None
+        uri = params.text_document.uri
+        result = self.results.get(uri)
+        document = self.open_document(uri)
+        if result is None or document is None:
+            return []
+        text = document.source
+        lines = split_lines(text)
+        encoding = self._encoding()
+        wanted = {
+            (_code(d), _key(_converter.unstructure(d.range)))
+            for d in params.context.diagnostics
+            if d.source == report.SOURCE
+        }
+        request_range = _converter.unstructure(params.range)
+        actions: list[types.CodeAction] = []
+        for finding, diagnostic in zip(result.findings, result.diagnostics, strict=True):
+            if finding.code == PARSE_ERROR:
+                continue
+            key = (finding.code, _key(diagnostic["range"]))
+            if wanted and key not in wanted:
+                continue
+            if not wanted and not _overlaps(diagnostic["range"], request_range):
+                continue
+            structured = _converter.structure(diagnostic, types.Diagnostic)
+            if finding.fix is not None:
+                edits = [report.text_edit(e, lines, encoding) for e in finding.fix.edits]
+                actions.append(
+                    types.CodeAction(
+                        title=f"Fix {finding.code}: {finding.fix.description}",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[structured],
+                        is_preferred=finding.fix.safe,
+                        edit=_workspace_edit(uri, edits),
+                    )
+                )
+            edit = report.text_edit(noqa_edit(text, finding), lines, encoding)
+            actions.append(
+                types.CodeAction(
+                    title=f"Add `# noqa: {finding.code}`",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[structured],
+                    edit=_workspace_edit(uri, [edit]),
+                )
+            )
+        return actions
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """The finding's message and its rule page, for a position inside a diagnostic."""
+        result = self.results.get(params.text_document.uri)
+        if result is None:
+            return None
+        at = (params.position.line, params.position.character)
+        parts: list[str] = []
+        hit: dict[str, Any] | None = None
+        for finding, diagnostic in zip(result.findings, result.diagnostics, strict=True):
+            if not _contains(diagnostic["range"], at):
+                continue
+            hit = hit or diagnostic["range"]
+            parts.append(_hover_text(finding))
+        if hit is None:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)),
+            range=_converter.structure(hit, types.Range),
+        )
+
+
+def _hover_text(finding: Finding) -> str:
+    rule = rule_by_code(finding.code)
+    name = rule.name if rule is not None else "cannot-parse"
+    head = f"**{finding.code}** ({name}): {finding.message}"
+    page = catalogue.page(finding.code) if rule is not None else None
+    if page is None:
+        return head
+    return f"{head}\n\n[Rule page]({catalogue.url(finding.code)})\n\n---\n\n{page.strip()}"
+
+
+def _workspace_edit(uri: str, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
+    return types.WorkspaceEdit(
+        changes={uri: [_converter.structure(e, types.TextEdit) for e in edits]}
+    )
+
+
+def _code(diagnostic: types.Diagnostic) -> str:
+    return str(diagnostic.code)
+
+
+def _key(span: dict[str, Any]) -> tuple[int, int, int, int]:
+    start, end = span["start"], span["end"]
+    return (start["line"], start["character"], end["line"], end["character"])
+
+
+def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    a0, a1, b0, b1 = (
+        (a["start"]["line"], a["start"]["character"]),
+        (a["end"]["line"], a["end"]["character"]),
+        (b["start"]["line"], b["start"]["character"]),
+        (b["end"]["line"], b["end"]["character"]),
+    )
+    return a0 <= b1 and b0 <= a1
+
+
+def _contains(span: dict[str, Any], at: tuple[int, int]) -> bool:
+    start = (span["start"]["line"], span["start"]["character"])
+    end = (span["end"]["line"], span["end"]["character"])
+    if start == end:  # a point (a parse error): the rest of its line
+        return at[0] == start[0] and at[1] >= start[1]
+    return start <= at <= end
+
+
+def _document_path(uri: str) -> Path | None:
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(path) if path else None
+
+
+def _is_python(document: Any) -> bool:
+    if document.language_id:
+        return bool(document.language_id == "python")
+    return str(document.uri).endswith((".py", ".pyi"))
+
+
+def _is_pyproject(uri: str) -> bool:
+    return unquote(uri).rstrip("/").endswith("/pyproject.toml")
+
+
+def build_server(debounce: float = DEBOUNCE_SECONDS) -> InplaceLintServer:
+    """A server with every feature registered (not yet started)."""
+    server = InplaceLintServer(debounce)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: InplaceLintServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        if isinstance(options, dict) and isinstance(options.get("debounceMs"), int | float):
+            ls.debounce = max(float(options["debounceMs"]), 0.0) / 1000
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: InplaceLintServer, params: types.InitializedParams) -> None:
+        watched = getattr(ls.client_capabilities.workspace, "did_change_watched_files", None)
+        if watched is None or not watched.dynamic_registration:
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+        )
+        registration = types.Registration(
+            id="inplace-lint-pyproject",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=options,
+        )
+        try:
+            await ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:  # the client refused: saves of pyproject.toml still work
+            log.info("could not watch pyproject.toml: %s", exc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: InplaceLintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: InplaceLintServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: InplaceLintServer, params: types.DidSaveTextDocumentParams) -> None:
+        if _is_pyproject(params.text_document.uri):
+            ls.relint_all()
+        else:
+            ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: InplaceLintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.forget(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: InplaceLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(_is_pyproject(change.uri) for change in params.changes):
+            ls.relint_all()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(
+        ls: InplaceLintServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        return ls.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: InplaceLintServer, params: types.HoverParams) -> types.Hover | None:
+        return ls.hover(params)
+
+    return server
+
+
+def serve() -> None:
+    """Run the server on stdin/stdout until the client says exit."""
+    logging.basicConfig(level=logging.WARNING, format="inplace-lint lsp: %(message)s")
+    build_server().start_io()
