@@ -19,7 +19,7 @@ from inplace_lint.report.text import format_finding, statistics
 from inplace_lint.runner import default_jobs, lint_files, open_cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rules", "rule", "lsp")
+COMMANDS = ("check", "rules", "rule", "lsp", "confirm")
 
 
 class UsageError(Exception):
@@ -121,6 +121,10 @@ def _dispatch(args: list[str]) -> int:
         from inplace_lint.lsp import main as lsp_main  # pygls is imported only here
 
         return lsp_main(args)
+    if command == "confirm":
+        from inplace_lint.dynamic.command import main as confirm_main  # torch only here
+
+        return confirm_main(args)
     return _check(_parser().parse_args(args))
 
 

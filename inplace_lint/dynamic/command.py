@@ -1,0 +1,130 @@
+"""``inplace-lint confirm TARGET...``: the command line of the dynamic checker."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+DESCRIPTION = """\
+Run each TARGET with real torch and confirm or refute in-place hazards.
+
+confirm is the only inplace-lint command that executes user code: it imports and runs the
+targets you name (and whatever they import), like running them with python. Use it only on
+code you trust.
+
+TARGET forms:
+  path/to/file.py            run the file as __main__, as a zero-argument training step
+  path/to/file.py::name      call name(); it returns (model_or_callable, example_inputs),
+                             or is a zero-argument step that runs forward and backward itself
+                             and returns the tensors that matter (outputs, losses, gradients)
+  package.module:name        the same, for an importable module
+
+Output: one line per confirmed hazard (path:line:col: CODE confirmed: evidence), then the
+status of every static finding in the files the run executed: confirmed, not confirmed (it
+ran and matched its out-of-place twin) or not reached.
+Exit codes: 0 nothing confirmed, 1 a hazard confirmed, 2 bad input (a target that cannot be
+imported or built, or a run that fails without an in-place cause).
+"""
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _Usage(message)
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="inplace-lint confirm",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("targets", nargs="+", metavar="TARGET", help="what to run (see above)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for torch and random (0)")
+    parser.add_argument(
+        "--graph",
+        metavar="OUT",
+        help="draw the graph around each confirmed hazard to OUT (.dot; .svg needs graphviz)",
+    )
+    parser.add_argument(
+        "--select", help="static rule codes whose findings are checked (default: configured)"
+    )
+    parser.add_argument(
+        "--confirmed-only", action="store_true", help="print confirmed hazards only"
+    )
+    return parser
+
+
+def _error(message: str) -> None:
+    print(f"inplace-lint: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``confirm``; 0 nothing confirmed, 1 confirmed, 2 bad input. Never a traceback."""
+    try:
+        ns = _parser().parse_args(list(argv))
+    except _Usage as exc:
+        _error(str(exc))
+        return 2
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. torch's note that numpy is missing
+            import torch  # noqa: F401
+    except ImportError:
+        _error("confirm needs torch: pip install 'inplace-lint[dynamic]'")
+        return 2
+    from inplace_lint.dynamic.core import check
+    from inplace_lint.dynamic.graph import write_graphs
+    from inplace_lint.dynamic.runner import BadInput
+    from inplace_lint.dynamic.targets import subject_for
+
+    codes = None
+    if ns.select:
+        from inplace_lint.config import ConfigError, validate_codes
+
+        try:
+            codes = _expand(validate_codes(ns.select.replace(" ", ",").split(","), "--select"))
+        except ConfigError as exc:
+            _error(str(exc))
+            return 2
+    confirmed = failed = False
+    reports = []
+    for target in ns.targets:
+        try:
+            report = check(subject_for(target, ns.seed), graph=bool(ns.graph), codes=codes)
+        except BadInput as exc:
+            _error(str(exc))
+            failed = True
+            continue
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a broken target must never show our traceback
+            _error(f"{target}: {type(exc).__name__}: {exc}")
+            failed = True
+            continue
+        reports.append(report)
+        lines = report.lines() if not ns.confirmed_only else report.lines()[: len(report.confirmed)]
+        for line in lines:
+            print(line)
+        confirmed = confirmed or bool(report.confirmed)
+    sys.stdout.flush()
+    if ns.graph:
+        note = write_graphs(reports, ns.graph)
+        if note:
+            print(f"inplace-lint: {note}", file=sys.stderr)
+    if failed:
+        return 2
+    return 1 if confirmed else 0
+
+
+def _expand(codes: list[str]) -> list[str]:
+    from inplace_lint.checks import all_rules
+
+    return [r.code for r in all_rules() if any(r.code.startswith(c) or c == "ALL" for c in codes)]

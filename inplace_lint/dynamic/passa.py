@@ -1,0 +1,345 @@
+"""Pass A: catch writes to tensors that autograd saved for backward, as they happen.
+
+A ``TorchDispatchMode`` sees every aten op and learns from its schema which arguments it writes
+(``alias_info.is_write``: ``self`` of ``relu_``, ``out=``, tensor lists of ``_foreach_add_``).
+``saved_tensors_hooks`` record each tensor autograd saves, keyed by storage (views of one base
+count together), with its version at save time and the user's line that saved it. Installing
+the hooks switches off autograd's own version check, so the unpack hook does it again, and
+names the line that wrote. A write that reaches a saved tensor through another version counter
+(``x.data``) moves no version: backward then silently uses the new values; that is reported
+when backward unpacks the tensor. Records hold a detached alias (no reference cycle), so they
+die with their graph; ops run by backward itself are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from inplace_lint.dynamic import sites
+from inplace_lint.dynamic.sites import Site
+
+__all__ = ["Detector", "Hit", "ModuleSites", "track_modules"]
+
+#: Signals that the redone version check raised (so the error is ours to attribute).
+VERSION_ERROR = "one of the variables needed for gradient computation has been modified by an"
+
+
+@dataclass
+class Write:
+    """One in-place write that reached saved storage."""
+
+    site: Site | None
+    op: str
+    #: Where the in-place module doing the write was built (``nn.ReLU(inplace=True)``).
+    module_site: Site | None
+    module_path: str | None
+    overlaps: bool
+    before: int
+    #: Called straight from user code (not from inside a torch function or kernel).
+    direct: bool = True
+    after: int | None = None
+
+
+@dataclass
+class Hit:
+    """A confirmed hazard found by pass A."""
+
+    kind: str  # "raises" (the version moved) or "silent" (changed without a version bump)
+    write: Write
+    saved_site: Site | None
+    saved_op: str
+    shape: tuple[int, ...]
+    saved_version: int
+    version: int
+
+    @property
+    def sites(self) -> tuple[Site, ...]:
+        found = [s for s in (self.write.site, self.write.module_site) if s is not None]
+        return tuple(found)
+
+    def evidence(self) -> str:
+        saved = f"saved by {self.saved_op}"
+        if self.saved_site is not None:
+            saved += f" at line {self.saved_site.line}"
+        elsewhere = self.write.site is not None and self.saved_site is not None
+        if elsewhere and self.saved_site.path != self.write.site.path:  # type: ignore[union-attr]
+            saved += f" of {self.saved_site.short().rsplit(':', 1)[0]}"  # type: ignore[union-attr]
+        what = f"{self.write.op} wrote a tensor of shape {list(self.shape)} {saved}"
+        if self.kind == "raises":
+            return (
+                f"{what}; backward fails: 'modified by an inplace operation' "
+                f"(version {self.version}, expected {self.saved_version})"
+            )
+        return f"{what} without a version bump: backward silently used the new values"
+
+
+class _Saved:
+    """What the pack hook returns: a detached alias plus where and when it was saved."""
+
+    __slots__ = ("__weakref__", "key", "op", "shape", "site", "span", "tensor", "version", "writes")
+
+    def __init__(self, tensor: torch.Tensor, site: Site | None, key: int | None) -> None:
+        self.tensor = tensor.detach()
+        self.version = tensor._version
+        self.site = site
+        self.key = key
+        self.span = _span(tensor) if key is not None else (0, 0)
+        self.op = "an op"
+        self.shape = tuple(tensor.shape)
+        self.writes: list[Write] = []
+
+
+def _storage_key(tensor: Any) -> int | None:
+    if type(tensor) is not torch.Tensor and not isinstance(tensor, torch.nn.Parameter):
+        return None
+    if tensor.layout != torch.strided or tensor.device.type == "meta":
+        return None
+    try:
+        return tensor.untyped_storage()._cdata
+    except Exception:  # tensors without storage (wrappers, nested)
+        return None
+
+
+def _span(tensor: torch.Tensor) -> tuple[int, int]:
+    """The byte range of the storage that ``tensor`` can address."""
+    size = tensor.element_size()
+    start = tensor.storage_offset() * size
+    if tensor.numel() == 0:
+        return (start, start)
+    extent = sum((n - 1) * abs(s) for n, s in zip(tensor.shape, tensor.stride(), strict=True))
+    return (start, start + (extent + 1) * size)
+
+
+def _written(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    """The tensors ``func`` writes, by its schema (positional, keyword-only, tensor lists)."""
+    positions = _WRITES.get(func)
+    if positions is None:
+        positions = []
+        for index, arg in enumerate(func._schema.arguments):
+            if arg.alias_info is not None and arg.alias_info.is_write:
+                positions.append((index, arg.name, arg.kwarg_only))
+        _WRITES[func] = positions
+    found: list[torch.Tensor] = []
+    for index, name, kwarg_only in positions:
+        value = kwargs.get(name) if kwarg_only or index >= len(args) else args[index]
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            found.extend(v for v in value if isinstance(v, torch.Tensor))
+    return found
+
+
+_WRITES: dict[Any, list[tuple[int, str, bool]]] = {}
+
+
+class ModuleSites:
+    """Where each module was built, and the stack of modules running now."""
+
+    def __init__(self) -> None:
+        self.built: weakref.WeakKeyDictionary[torch.nn.Module, Site] = weakref.WeakKeyDictionary()
+        self.stack: list[torch.nn.Module] = []
+
+    def running_inplace(self) -> torch.nn.Module | None:
+        if self.stack and getattr(self.stack[-1], "inplace", False) is True:
+            return self.stack[-1]
+        return None
+
+
+@contextmanager
+def track_modules(tracker: ModuleSites) -> Iterator[ModuleSites]:
+    """Record module construction sites and keep a stack of running modules."""
+    original_init = torch.nn.Module.__init__
+
+    def init(self: torch.nn.Module, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        if self not in tracker.built:
+            site = sites.user_site(2)
+            if site is not None:
+                tracker.built[self] = site
+
+    def pre(module: torch.nn.Module, _args: Any) -> None:
+        tracker.stack.append(module)
+
+    def post(module: torch.nn.Module, _args: Any, _out: Any) -> None:
+        if tracker.stack and tracker.stack[-1] is module:
+            tracker.stack.pop()
+
+    torch.nn.Module.__init__ = init  # type: ignore[method-assign]
+    handles = [
+        torch.nn.modules.module.register_module_forward_pre_hook(pre),
+        torch.nn.modules.module.register_module_forward_hook(post, always_call=True),
+    ]
+    try:
+        yield tracker
+    finally:
+        torch.nn.Module.__init__ = original_init  # type: ignore[method-assign]
+        for handle in handles:
+            handle.remove()
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, detector: Detector) -> None:
+        super().__init__()
+        self.detector = detector
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        detector = self.detector
+        if detector.pending:
+            detector.settle()
+        if torch._C._current_autograd_node() is None:
+            written = _written(func, args, kwargs)
+            if written:
+                detector.on_write(func, written)
+        return func(*args, **kwargs)
+
+
+@dataclass
+class Detector:
+    """Pass A; use as a context manager around the user's forward and backward."""
+
+    modules: ModuleSites = field(default_factory=ModuleSites)
+    hits: list[Hit] = field(default_factory=list)
+    by_storage: dict[int, list[weakref.ref[_Saved]]] = field(default_factory=dict)
+    pending: list[tuple[_Saved, Write]] = field(default_factory=list)
+    _stack: ExitStack | None = None
+
+    # -- hooks
+
+    def pack(self, tensor: torch.Tensor) -> _Saved:
+        if torch._C._current_autograd_node() is not None:
+            return _Saved(tensor, None, None)
+        if self.pending:
+            self.settle()
+        key = _storage_key(tensor)
+        saved = _Saved(tensor, sites.user_site(2) if key is not None else None, key)
+        if key is not None:
+            refs = self.by_storage.setdefault(key, [])
+            if len(refs) > 64:
+                refs[:] = [r for r in refs if r() is not None]
+            refs.append(weakref.ref(saved))
+        return saved
+
+    def unpack(self, saved: _Saved) -> torch.Tensor:
+        if self.pending:
+            self.settle()
+        tensor = saved.tensor
+        if saved.key is None or not saved.writes:
+            return tensor
+        version = tensor._version
+        node = torch._C._current_autograd_node()
+        if node is not None:
+            saved.op = _node_name(node)
+        if version != saved.version:
+            moved = [w for w in saved.writes if w.after is None or w.after != w.before]
+            write = moved[0] if moved else saved.writes[0]
+            hit = Hit("raises", write, saved.site, saved.op, saved.shape, saved.version, version)
+            self._add(hit)
+            where = f" (written at {write.site.short()})" if write.site else ""
+            raise RuntimeError(
+                f"{VERSION_ERROR} inplace operation: [{tensor.type()} {list(tensor.shape)}], "
+                f"saved by {saved.op}, is at version {version}; expected version "
+                f"{saved.version} instead{where}"
+            )
+        silent = [w for w in saved.writes if w.overlaps and w.direct and w.after == w.before]
+        if silent:
+            hit = Hit("silent", silent[0], saved.site, saved.op, saved.shape, version, version)
+            self._add(hit)
+            saved.writes.clear()
+        return tensor
+
+    def _add(self, hit: Hit) -> None:
+        key = (hit.kind, hit.sites)
+        if all((h.kind, h.sites) != key for h in self.hits):
+            self.hits.append(hit)
+
+    # -- writes
+
+    def on_write(self, func: Any, written: list[torch.Tensor]) -> None:
+        site_done = False
+        site: Site | None = None
+        direct = sites.called_from_user(3)
+        module = self.modules.running_inplace()
+        for tensor in written:
+            key = _storage_key(tensor)
+            refs = self.by_storage.get(key) if key is not None else None
+            if not refs:
+                continue
+            span = _span(tensor)
+            for ref in refs:
+                saved = ref()
+                if saved is None or saved.tensor is tensor:
+                    continue
+                if not site_done:
+                    site = sites.user_site(3)
+                    site_done = True
+                overlaps = span[0] < saved.span[1] and saved.span[0] < span[1]
+                write = Write(
+                    site,
+                    _op_name(func),
+                    self.modules.built.get(module) if module is not None else None,
+                    type(module).__name__ if module is not None else None,
+                    overlaps,
+                    saved.tensor._version,
+                    direct,
+                )
+                saved.writes.append(write)
+                self.pending.append((saved, write))
+
+    def settle(self) -> None:
+        """Read versions after the writing ops returned (autograd bumps them afterwards)."""
+        for saved, write in self.pending:
+            write.after = saved.tensor._version
+        self.pending.clear()
+
+    # -- context
+
+    def __enter__(self) -> Detector:
+        sites.is_user_file.cache_clear()
+        sites._skipped_roots.cache_clear()
+        stack = ExitStack()
+        stack.enter_context(track_modules(self.modules))
+        stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack))
+        stack.enter_context(_Mode(self))
+        self._stack = stack
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._stack is not None
+        self._stack.close()
+        self.settle()
+        self._stack = None
+
+
+def _flat(value: Any) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if isinstance(item, torch.Tensor):
+                yield item
+
+
+def _op_name(func: Any) -> str:
+    name = str(getattr(func, "__name__", func))
+    base = name.split(".")[0]
+    return f"aten.{base}"
+
+
+def _node_name(node: Any) -> str:
+    """``SigmoidBackward0`` -> ``sigmoid``; custom functions keep their class name."""
+    name = type(node).__name__
+    trimmed = re.sub(r"Backward\d*$", "", name)
+    if trimmed == name or trimmed == "":
+        return name
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", trimmed).lower()
