@@ -2,8 +2,9 @@
 
 pre-commit installs a repository at a commit, so this tests the checkout's HEAD (in CI, a fresh
 clone, that is the working tree). ``try-repo`` runs the hook on the staged files; then the hook
-is installed and a commit with a hazard is rejected while a clean one goes through. Both share
-one environment (same repository, same commit), built once in a scratch PRE_COMMIT_HOME.
+is installed and a commit with a hazard is rejected while a clean one goes through; then the
+``inplace-lint-fix`` hook rewrites the hazard and the fixed file commits. All share one
+environment (same repository, same commit), built once in a scratch PRE_COMMIT_HOME.
 """
 
 from __future__ import annotations
@@ -80,3 +81,13 @@ def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(tmp_path: Path) 
     output = accepted.stdout + accepted.stderr
     assert "inplace-lint" in output and "Passed" in output
     assert sh(repo, env, "git", "rev-parse", "--verify", "-q", "HEAD").returncode == 0
+
+    # The fix hook rewrites the staged hazard (pre-commit fails a hook that modifies files).
+    sh(repo, env, "git", "add", "hazard.py")
+    fixing = sh(repo, env, *precommit, "try-repo", str(ROOT), "inplace-lint-fix", "--ref", rev)
+    assert fixing.returncode == 1, fixing.stdout + fixing.stderr
+    assert "files were modified by this hook" in fixing.stdout
+    assert "x = x.mul(2)" in (repo / "hazard.py").read_text(encoding="utf-8")
+    sh(repo, env, "git", "add", "hazard.py")
+    fixed = sh(repo, env, *git, "commit", "-q", "-m", "fixed")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
