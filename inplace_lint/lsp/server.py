@@ -52,6 +52,9 @@ class Result:
     version: int | None
     findings: tuple[Finding, ...]
     diagnostics: tuple[dict[str, Any], ...]
+    #: What was linted, so that an unchanged buffer (a save, an undo) is not linted again.
+    text: str = ""
+    codes: frozenset[str] | None = None
 
 
 class _Answered:
@@ -218,7 +221,10 @@ class InplaceLintServer(LanguageServer):
         """Runs on the lint thread: settings, engine, conversion to diagnostics."""
         settings = self.configs.settings(path, self._root())
         findings: list[Finding] = []
-        if settings.codes is not None:
+        previous = self.results.get(uri)
+        if previous is not None and (previous.text, previous.codes) == (text, settings.codes):
+            findings = list(previous.findings)
+        elif settings.codes is not None:
             display = str(path) if path is not None else uri
             if "\x00" in text:
                 line = text[: text.index("\x00")].count("\n") + 1
@@ -229,7 +235,8 @@ class InplaceLintServer(LanguageServer):
                 findings = lint_source(text, display, settings.codes)
         lines = split_lines(text)
         diagnostics = tuple(report.to_diagnostic(f, uri, lines, encoding) for f in findings)
-        return Result(version, tuple(findings), diagnostics), settings.error
+        result = Result(version, tuple(findings), diagnostics, text, settings.codes)
+        return result, settings.error
 
     def _config_problem(self, message: str) -> None:
         self.window_log_message(types.LogMessageParams(types.MessageType.Warning, message))
