@@ -214,6 +214,24 @@ async def test_open_publishes_diagnostics_from_the_buffer(client: Client, tmp_pa
 
 
 @pytest.mark.asyncio
+async def test_untitled_buffers_and_other_languages(client: Client, tmp_path: Path):
+    untitled = "untitled:Untitled-1"
+    assert len(await _diagnostics(client, untitled, 1, _open(client, untitled, MODEL))) == 2
+    notes = (tmp_path / "notes.md").as_uri()
+    mark = len(client.published)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=notes, language_id="markdown", version=1, text=MODEL)
+        )
+    )
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=notes), types.Position(11, 9))
+    )
+    assert hover is None
+    assert not [p for p in client.published[mark:] if p.uri == notes]
+
+
+@pytest.mark.asyncio
 async def test_edits_update_diagnostics_and_close_clears_them(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     await _diagnostics(client, uri, 1, _open(client, uri, MODEL))

@@ -173,7 +173,7 @@ class InplaceLintServer(LanguageServer):
         """Forget loaded configurations and lint every open document again."""
         self.configs.clear()
         self._shown_errors.clear()
-        for uri in list(self.results):
+        for uri in set(self.results) | set(self._pending):
             self.schedule(uri, 0)
 
     async def _lint_later(self, uri: str, delay: float) -> None:
