@@ -81,11 +81,23 @@ def frame_site(frame: FrameType) -> Site:
     return Site(os.path.abspath(code.co_filename), line, column)
 
 
+#: torch's own files on the way from an op to a dispatch mode's handler.
+_DISPATCH_FILES = (
+    os.path.join("torch", "_dynamo", "eval_frame.py"),
+    os.path.join("torch", "_compile.py"),
+    os.path.join("torch", "utils", "_python_dispatch.py"),
+    os.path.join("torch", "_ops.py"),
+)
+
+
 def called_from_user(depth: int = 1) -> bool:
     """Whether the nearest caller outside this package is user code (not torch's)."""
     own = _skipped_roots()[0]
     frame: FrameType | None = sys._getframe(depth)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(own):
+    while frame is not None and (
+        frame.f_code.co_filename.endswith(_DISPATCH_FILES)
+        or os.path.abspath(frame.f_code.co_filename).startswith(own)
+    ):
         frame = frame.f_back
     return frame is not None and is_user_file(frame.f_code.co_filename)
 
