@@ -108,6 +108,46 @@ def _literal_zero(node: cst.BaseExpression | None) -> bool:
     return False
 
 
+#: Ops that keep an input only to compute the gradient of the other operand.
+_SAVES_INPUT_FOR_OTHER = frozenset(
+    {"mul", "mul_", "multiply", "div", "div_", "divide", "true_divide", "__mul__", "__truediv__"}
+)
+#: Parameter names that hold sizes and counts, never tensors, even in a forward().
+_SIZE_NAME = re.compile(r".*(shape|size)s?|num_.*|n_.*|.*_dims?|.*_idx|.*_index")
+
+
+def _indices_only(op: str, extra: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
+    """``max(x, dim)`` / ``min(x, dim)`` save only the integer indices, not ``x``."""
+    if op.rsplit(".", 1)[-1] not in ("max", "min"):
+        return False
+    return any(
+        keyword == "dim" or (not keyword and all(v.kind is not Kind.TENSOR for v in values))
+        for keyword, _, values in extra
+    )
+
+
+def _merge_arms(
+    branch: int,
+    merged: dict[str, list[Value]],
+    envs: list[dict[str, list[Value]]],
+    tags: list[dict[str, dict[int, tuple[tuple[int, int], ...]]]],
+) -> dict[str, dict[int, tuple[tuple[int, int], ...]]]:
+    """After a branch: the values a name holds only because one arm left them there."""
+    out: dict[str, dict[int, tuple[tuple[int, int], ...]]] = {}
+    for name, values in merged.items():
+        found: dict[int, tuple[tuple[int, int], ...]] = {}
+        for value in values:
+            arms = [i for i, env in enumerate(envs) if any(v is value for v in env.get(name, ()))]
+            inner = {tags[i].get(name, {}).get(value.id, ()) for i in arms}
+            if len(arms) == 1:
+                found[value.id] = ((branch, arms[0]), *inner.pop())
+            elif len(arms) == len(envs) and len(inner) == 1 and (tag := inner.pop()):
+                found[value.id] = tag  # every arm kept it, under the same earlier condition
+        if found:
+            out[name] = found
+    return out
+
+
 def _is_none(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -162,6 +202,8 @@ class _Scope:
     callables: dict[str, Group] = field(default_factory=dict)
     pending_by_node: dict[int, _Pending] = field(default_factory=dict)
     backward_seen: bool = False
+    #: name -> {value id: the branch arms through which that value reached the name}
+    arms: dict[str, dict[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
 
 
 _MAX_TWICE_DEPTH = 2
@@ -356,10 +398,14 @@ class Analyzer:
             if ctx.node is not None and scope.escapes:
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
             if ctx.role == "forward" and ctx.cls is not None:
-                for value in scope.escapes:
-                    for record in value.hist:
-                        if record.role == "result" and record.group is value.group:
-                            self.forward_saves_output[ctx.cls.name] = record.op
+                # forward's output is saved only if every tensor it may return was saved
+                saved_by = [
+                    [r.op for r in value.hist if r.role == "result" and r.group is value.group]
+                    for value in scope.escapes
+                    if value.kind is Kind.TENSOR
+                ]
+                if saved_by and all(saved_by):
+                    self.forward_saves_output[ctx.cls.name] = saved_by[0][0]
         finally:
             self._scope = outer
         return scope
@@ -378,6 +424,7 @@ class Analyzer:
         scope.env[name] = values
         scope.bindings[name] = self._next()
         scope.bound_inplace.pop(name, None)
+        scope.arms.pop(name, None)
 
     def _bind_params(self, params: Sequence[cst.Param]) -> None:
         ctx = self.scope.ctx
@@ -413,6 +460,8 @@ class Analyzer:
             return new_value(Kind.OTHER, name)
         default = param.default
         if default is not None and not _is_none(default):
+            return new_value(Kind.OTHER, name)
+        if "Tensor" not in ann_text and _SIZE_NAME.fullmatch(name):
             return new_value(Kind.OTHER, name)
         sure = "Tensor" in ann_text or ctx.role == "forward"
         grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
@@ -527,7 +576,9 @@ class Analyzer:
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
+        start_arms = dict(scope.arms)
         envs: list[dict[str, list[Value]]] = []
+        arm_tags: list[dict[str, dict[int, tuple[tuple[int, int], ...]]]] = []
         marks = (len(scope.stale), len(scope.hidden))
         held: tuple[list[_Pending], list[_Pending]] = ([], [])
         branch = self._next()
@@ -535,6 +586,7 @@ class Analyzer:
         for arm, body in enumerate(bodies):
             scope.env = dict(start_env)
             scope.bindings = dict(start_bindings)
+            scope.arms = dict(start_arms)
             self._path.append((branch, arm))
             flag = guarded and arm == 0
             self._inplace_guard += flag
@@ -542,6 +594,7 @@ class Analyzer:
             self._inplace_guard -= flag
             self._path.pop()
             envs.append(scope.env)
+            arm_tags.append(scope.arms)
             for name, seq in scope.bindings.items():
                 newest[name] = max(newest.get(name, 0), seq)
             # a write in one branch is not seen by reads in its sibling branches
@@ -559,6 +612,7 @@ class Analyzer:
                         bucket.append(value)
         scope.env = merged
         scope.bindings = newest
+        scope.arms = _merge_arms(branch, merged, envs, arm_tags)
 
     def _for(self, stmt: cst.For) -> None:
         iterable = self._eval(stmt.iter)
@@ -1401,6 +1455,8 @@ class Analyzer:
         if info is not None:
             if info.view:
                 return [self._view(v) for v in receiver]
+            if _indices_only(method, args):
+                return [result]
             bound = self._bind_args(info, receiver, args)
             self._record_saves(info, bound, [result], node, method)
         return [result]
@@ -1450,6 +1506,8 @@ class Analyzer:
                 continue
             values = tensor_params.get(name, [])
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
+            if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
+                continue  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
             needed = self._grad_of(others) == 2 if others else self._grad_of(values) == 2
             if not needed:
                 continue
@@ -1457,7 +1515,13 @@ class Analyzer:
                 self._save(value, op, node, "input", results)
 
     def _save(self, value: Value, op: str, node: cst.CSTNode, role: str, into: list[Value]) -> None:
-        """``op`` saved ``value`` for backward: every value in ``into`` now depends on it."""
+        """``op`` saved ``value`` for backward: every value in ``into`` now depends on it.
+
+        A soft alias (``x.float()``, ``x.to(dtype)``) is a copy as often as it is ``x``
+        itself, so what an op keeps of it says nothing definite about ``x``.
+        """
+        if value.soft_of is not None:
+            return
         record = SaveRecord(
             group=value.group,
             version=value.group.version,
@@ -1583,7 +1647,7 @@ class Analyzer:
             and global_pool(node.args[1].value)
         ):
             return [result]
-        if info is not None:
+        if info is not None and not _indices_only(qualified, args[1:]):
             saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
             patched = OpInfo(info.params, saves, info.view, False, None, None)
             self._record_saves(
@@ -1872,6 +1936,11 @@ class Analyzer:
             path=tuple(self._path),
         )
         groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
+        written_name = self._written_name(target_node)
+        tags = scope.arms.get(written_name, {}) if written_name is not None else {}
+        for value in tensors:
+            if value.id in tags:  # the name holds this tensor only on some arms
+                value.group.write_paths[id(write)] = write.path + tags[value.id]
         for group in groups.values():
             if hidden:
                 group.hidden += 1
@@ -1883,7 +1952,6 @@ class Analyzer:
             if extra:
                 for other in extra:
                     value.hist |= other.hist
-        written_name = self._written_name(target_node)
         write.name = written_name
         group_ids = frozenset(groups)
         pending = _Pending(group_ids, write, write.seq, written_name, tensors)

@@ -60,18 +60,21 @@ class Group:
     leaf: bool = False  # a leaf that requires grad lives here
     writes: list[tuple[int, Write]] = field(default_factory=list)
     hidden_writes: list[tuple[int, Write]] = field(default_factory=list)
+    #: write id -> the path on which the write reaches this group, where it is narrower than
+    #: the write's own (the name held this group only after one arm of an earlier branch)
+    write_paths: dict[int, Path] = field(default_factory=dict)
     id: int = field(default_factory=lambda: next(_ids))
 
     def first_write_after(self, version: int, path: Path = ()) -> Write | None:
         """The first write after ``version`` that can run on the same path as ``path``."""
         for after, write in self.writes:
-            if after > version and compatible(path, write.path):
+            if after > version and compatible(path, self.write_paths.get(id(write), write.path)):
                 return write
         return None
 
     def first_hidden_after(self, hidden: int, path: Path = ()) -> Write | None:
         for after, write in self.hidden_writes:
-            if after > hidden and compatible(path, write.path):
+            if after > hidden and compatible(path, self.write_paths.get(id(write), write.path)):
                 return write
         return None
 
