@@ -21,7 +21,7 @@ import re
 import stat
 import tempfile
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,14 +148,30 @@ def _parses(text: str) -> bool:
     return True
 
 
+_Key = tuple[str, Position]
+
+
+@dataclass
+class _Round:
+    """The text and findings after one round of fixes, and how old positions moved."""
+
+    text: str
+    findings: list[Finding]
+    move: Callable[[_Key], _Key]
+
+
+def _key(finding: Finding) -> _Key:
+    return finding.code, finding.start
+
+
 def _try_round(
     text: str,
     findings: list[Finding],
     chosen: list[Finding],
     path: str,
     codes: frozenset[str] | None,
-) -> tuple[str, list[Finding]] | None:
-    """Apply ``chosen`` fixes; the new text and findings if the result passes every check."""
+) -> _Round | None:
+    """Apply ``chosen``; the round if the result parses and every chosen finding is gone."""
     edits = [edit for finding in chosen for edit in finding.fix.edits]  # type: ignore[union-attr]
     try:
         spans = _spans(text, edits)
@@ -169,16 +185,14 @@ def _try_round(
         return None
     old_starts, new_starts = _line_starts(text), _line_starts(new_text)
 
-    def moved(finding: Finding) -> tuple[str, Position]:
-        offset = _shift(spans, _offset(old_starts, text, finding.start))
-        return finding.code, _position(new_starts, offset)
+    def move(key: _Key) -> _Key:
+        offset = _shift(spans, _offset(old_starts, text, key[1]))
+        return key[0], _position(new_starts, offset)
 
-    kept = {moved(f) for f in findings if not any(f is c for c in chosen)}
-    gone = {moved(f) for f in chosen}
-    now = {(f.code, f.start) for f in new_findings}
-    if not now <= kept or now & (gone - kept):
-        return None  # a new finding appeared, or a fixed one is still there
-    return new_text, new_findings
+    now = {_key(f) for f in new_findings}
+    if any(move(_key(f)) in now for f in chosen):
+        return None  # a fixed finding is still there
+    return _Round(new_text, new_findings, move)
 
 
 def _disjoint(findings: Sequence[Finding], text: str) -> list[Finding]:
@@ -205,7 +219,13 @@ def _disjoint(findings: Sequence[Finding], text: str) -> list[Finding]:
 def fix_text(
     text: str, path: str, codes: Iterable[str] | None = None, unsafe: bool = False
 ) -> FileFix:
-    """Fix ``text`` in memory; the result says what was applied and what remains."""
+    """Fix ``text`` in memory; the result says what was applied and what remains.
+
+    A fix may uncover a finding that an earlier write hid (only the first write to a saved
+    tensor is reported); later rounds fix it too. The result is the last state in which every
+    finding was already there at the start: a fix whose uncovered finding cannot be fixed is
+    undone, so fixing never adds a finding.
+    """
     enabled = frozenset(codes) if codes is not None else None
     findings = lint_source(text, path, enabled)
     result = FileFix(path, before=text, after=text, remaining=findings)
@@ -213,15 +233,15 @@ def fix_text(
         return result
     rejected: set[tuple[str, str, str]] = set()
 
-    def key(finding: Finding) -> tuple[str, str, str]:
+    def identity(finding: Finding) -> tuple[str, str, str]:
         assert finding.fix is not None
         return (finding.code, finding.fix.description, finding.message)
 
-    current = text
+    current, original = text, {_key(f) for f in findings}
+    applied: list[Finding] = []
+    checkpoint = (current, findings, 0, original)
     for _ in range(MAX_ROUNDS):
-        candidates = [f for f in findings if applicable(f, unsafe) and key(f) not in rejected]
-        if not candidates:
-            break
+        candidates = [f for f in findings if applicable(f, unsafe) and identity(f) not in rejected]
         chosen = _disjoint(candidates, current)
         outcome = _try_round(current, findings, chosen, path, enabled) if chosen else None
         if outcome is None:
@@ -230,14 +250,24 @@ def fix_text(
                 if outcome is not None:
                     chosen = [finding]
                     break
-                rejected.add(key(finding))
-        if outcome is None:
-            if not chosen:
-                break
+                rejected.add(identity(finding))
+        if outcome is None and chosen:
             continue
-        current, findings = outcome
-        result.applied.extend(chosen)
-    result.after, result.remaining = current, findings
+        if outcome is None:  # nothing left to try: settle, undoing fixes that uncovered more
+            if len(applied) == checkpoint[2]:
+                break
+            rejected.update(identity(f) for f in applied[checkpoint[2] :])
+            current, findings, count, original = checkpoint
+            del applied[count:]
+            continue
+        fixed = {_key(f) for f in chosen}
+        original = {outcome.move(k) for k in original if k not in fixed}
+        current, findings = outcome.text, outcome.findings
+        applied.extend(chosen)
+        if all(_key(f) in original for f in findings):
+            checkpoint = (current, findings, len(applied), original)
+    current, findings, count, _ = checkpoint
+    result.after, result.remaining, result.applied = current, findings, applied[:count]
     return result
 
 
@@ -292,6 +322,8 @@ def fix_file(
     when its bytes changed between reading and writing.
     """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return FileFix(display, error=f"cannot read {display}: not a regular file")
         data = path.read_bytes()
     except OSError as exc:
         return FileFix(display, error=f"cannot read {display}: {exc.strerror or exc}")

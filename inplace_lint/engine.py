@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import stat
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
@@ -121,7 +122,10 @@ def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> li
 def lint_path(path: Path, display: str, config: Config) -> FileResult:
     """Read and lint one file with the codes ``config`` enables for it."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+            return FileResult(display, (), error=f"cannot read {display}: not a regular file")
+        size = info.st_size
         if size > MAX_BYTES:
             finding = _parse_error(display, 1, 1, f"file too large ({size} bytes)")
             return FileResult(display, (finding,))

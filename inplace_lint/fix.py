@@ -229,7 +229,7 @@ class _Fixer:
 
     def is_torch(self, node: cst.BaseExpression) -> bool:
         name = self.qualified(node)
-        return name is not None and name.startswith("torch.")
+        return name is not None and (name == "torch" or name.startswith("torch."))
 
     def node_at(self, finding: Finding) -> cst.CSTNode | None:
         key = (
@@ -353,8 +353,8 @@ class _Fixer:
         receiver = func.value
         rename = Edit(self.start(func.attr), self.end(func.attr), base)
         if self.is_statement(call):
-            if not isinstance(receiver, cst.Name):
-                return None
+            if not isinstance(receiver, cst.Name) or receiver.value in self.aliases:
+                return None  # ``np.add_(...)``-like calls on a module are not tensor writes
             name = receiver.value
             edits = [Edit(self.start(call), self.start(call), f"{name} = "), rename]
             safe = capable and self.rebind_is_safe(name, call)
