@@ -190,7 +190,7 @@ def _twins(
             done[key] = (twin, worst, where, differs)
         twin, worst, where, differs = done[key]
         if not twin.flipped:
-            details[id(finding)] = "ran; no in-place operation to flip on this line"
+            details[id(finding)] = "ran; could not flip this line to its out-of-place twin"
         elif base.error is not None:
             if twin.ok:
                 fixed = True

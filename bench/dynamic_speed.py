@@ -1,0 +1,133 @@
+"""Time the dynamic checker on timm models: plain forward+backward, pass A, full confirm.
+
+    python bench/dynamic_speed.py [MODEL...]
+
+Needs timm (``pip install --no-deps timm``). timm imports torchvision and PIL at import time;
+when they are missing (no CPU torchvision build matches torch 2.13 here) the models cannot be
+built and are skipped with the reason. ``--small-resnet`` adds a torchvision-free ResNet-18
+style network written here, so the overhead figures exist without timm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from typing import Any
+
+import torch
+from torch import nn
+
+MODELS = {
+    "resnet18": (2, 3, 128, 128),
+    "efficientnet_b0": (2, 3, 128, 128),
+    "mobilenetv3_small_100": (2, 3, 128, 128),
+    "vit_tiny_patch16_224": (2, 3, 224, 224),
+    "convnext_atto": (2, 3, 128, 128),
+}
+
+
+class Block(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x if self.down is None else self.down(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        return self.relu(out)
+
+
+def small_resnet() -> nn.Module:
+    layers: list[nn.Module] = [
+        nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(3, 2, 1),
+    ]
+    widths = [64, 128, 256, 512]
+    cin = 64
+    for index, width in enumerate(widths):
+        stride = 1 if index == 0 else 2
+        layers += [Block(cin, width, stride), Block(width, width, 1)]
+        cin = width
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000)]
+    return nn.Sequential(*layers)
+
+
+def _time(fn: Any, repeat: int = 3) -> float:
+    fn()  # warm up
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bench(name: str, build: Any, shape: tuple[int, ...]) -> None:
+    from inplace_lint.dynamic import confirm
+    from inplace_lint.dynamic.passa import Detector
+
+    torch.manual_seed(0)
+    model = build()
+    x = torch.randn(*shape)
+
+    def plain() -> None:
+        model.zero_grad(set_to_none=True)
+        model(x).sum().backward()
+
+    def pass_a() -> None:
+        with Detector():
+            plain()
+
+    base = _time(plain)
+    with_a = _time(pass_a)
+    start = time.perf_counter()
+    report = confirm(model, x)
+    full = time.perf_counter() - start
+    reached = sum(s.status != "not reached" for s in report.statuses)
+    print(
+        f"{name:<24} fwd+bwd {base:6.3f}s  pass A {with_a:6.3f}s"
+        f" ({(with_a / base - 1) * 100:+5.1f}%)"
+        f"  confirm {full:6.2f}s ({full / base:5.1f}x)  confirmed {len(report.confirmed)}"
+        f"  static findings {len(report.statuses)} ({reached} reached)"
+    )
+    for line in report.lines()[: len(report.confirmed)]:
+        print("   ", line)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("--small-resnet", action="store_true")
+    ns = parser.parse_args()
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if ns.small_resnet:
+        bench("small_resnet (bench)", small_resnet, (2, 3, 128, 128))
+    try:
+        import timm
+    except Exception as exc:
+        print(f"timm models skipped: cannot import timm: {type(exc).__name__}: {exc}")
+        return 0
+    for name in ns.models:
+        bench(name, lambda name=name: timm.create_model(name, pretrained=False), MODELS[name])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
