@@ -189,3 +189,21 @@ def test_the_server_never_runs_the_code_it_lints(server: RawServer, tmp_path: Pa
     server.send(_hover(1, uri, 0, 0))
     server.answer(1)
     assert not marker.exists()
+
+
+def test_a_null_byte_is_one_ipl999(server: RawServer, tmp_path: Path) -> None:
+    uri = (tmp_path / "nul.py").as_uri()
+    text = "import torch\nx = torch.ones(2)\nx.add_(1)\x00\n"
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}
+            },
+        }
+    )
+    reply = server.expect(lambda r: r.get("method") == "textDocument/publishDiagnostics")
+    (diagnostic,) = reply["params"]["diagnostics"]
+    assert diagnostic["code"] == "IPL999" and diagnostic["range"]["start"]["line"] == 2
+    assert "null byte" in diagnostic["message"]

@@ -30,7 +30,7 @@ from pygls.uris import to_fs_path
 
 from inplace_lint import __version__, catalogue
 from inplace_lint.checks import PARSE_ERROR, rule_by_code
-from inplace_lint.engine import lint_source
+from inplace_lint.engine import MAX_BYTES, lint_source
 from inplace_lint.finding import Finding, Position
 from inplace_lint.lsp.actions import noqa_edit, split_lines
 from inplace_lint.lsp.settings import ConfigCache
@@ -226,10 +226,10 @@ class InplaceLintServer(LanguageServer):
             findings = list(previous.findings)
         elif settings.codes is not None:
             display = str(path) if path is not None else uri
-            if "\x00" in text:
-                line = text[: text.index("\x00")].count("\n") + 1
+            problem = _unlintable(text)
+            if problem is not None:
+                line, message = problem
                 where = Position(line, 1)
-                message = "cannot parse: source contains a null byte"
                 findings = [Finding(display, where, where, PARSE_ERROR, message)]
             else:
                 findings = lint_source(text, display, settings.codes)
@@ -329,6 +329,19 @@ class InplaceLintServer(LanguageServer):
             contents=types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)),
             range=_converter.structure(hit, types.Range),
         )
+
+
+def _unlintable(text: str) -> tuple[int, str] | None:
+    """What the command line reports as IPL999 before parsing: a null byte, a huge file."""
+    if "\x00" in text:
+        return text[: text.index("\x00")].count(
+            "\n"
+        ) + 1, "cannot parse: source contains a null byte"
+    if len(text) * 4 > MAX_BYTES:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_BYTES:
+            return 1, f"cannot parse: file too large ({size} bytes)"
+    return None
 
 
 def _hover_text(finding: Finding) -> str:
