@@ -108,6 +108,10 @@ def _literal_zero(node: cst.BaseExpression | None) -> bool:
     return False
 
 
+#: In-place methods that change a tensor's shape but not its values (the version still moves).
+_SHAPE_ONLY = frozenset(
+    {"squeeze_", "unsqueeze_", "transpose_", "t_", "swapdims_", "swapaxes_", "as_strided_"}
+)
 #: Ops that keep an input only to compute the gradient of the other operand.
 _SAVES_INPUT_FOR_OTHER = frozenset(
     {"mul", "mul_", "multiply", "div", "div_", "divide", "true_divide", "__mul__", "__truediv__"}
@@ -749,6 +753,8 @@ class Analyzer:
             for element in elements:
                 inner = element.value if isinstance(element, cst.StarredElement) else element
                 derived = self._unknown(inputs=values)
+                if any(v.kind is Kind.TENSOR and v.sure for v in values):
+                    derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both
                 if values and all(v.origin == "saved" for v in values):
                     derived.origin = "saved"
                     derived.sure = True
@@ -892,7 +898,7 @@ class Analyzer:
                 base = self._eval(node.value)
             finally:
                 self._indexing -= unknown_index
-            self._eval_slices(node)
+            advanced = self._eval_slices(node)
             out: list[Value] = []
             key = _string_key(node)
             for value in base:
@@ -902,6 +908,10 @@ class Analyzer:
                     out.append(self._unknown())
                 elif value.kind is Kind.CONTAINER:
                     out.extend(value.elements or [self._unknown()])
+                elif value.kind is Kind.TENSOR and advanced and value.sure:
+                    copy = new_value(Kind.TENSOR, grad=value.grad)  # gathered: a new tensor
+                    copy.hist |= value.hist
+                    out.append(copy)
                 elif value.kind is Kind.TENSOR:
                     out.append(self._view(value))
                 else:
@@ -1021,18 +1031,26 @@ class Analyzer:
         container.elements.append(element)
         return container
 
-    def _eval_slices(self, node: cst.Subscript) -> None:
+    def _eval_slices(self, node: cst.Subscript) -> bool:
+        """Evaluate the index; True when it is advanced (a tensor, list or mask): a copy."""
+        advanced = False
         self._meta += 1
         try:
             for element in node.slice:
                 if isinstance(element.slice, cst.Index):
-                    self._eval(element.slice.value)
+                    index = element.slice.value
+                    values = self._eval(index)
+                    advanced = advanced or isinstance(
+                        index, cst.List | cst.ListComp | cst.Comparison
+                    )
+                    advanced = advanced or any(v.kind is Kind.TENSOR and v.sure for v in values)
                 else:
                     for part in (element.slice.lower, element.slice.upper, element.slice.step):
                         if part is not None:
                             self._eval(part)
         finally:
             self._meta -= 1
+        return advanced
 
     def _eval_name(self, node: cst.Name) -> list[Value]:
         name = node.value
@@ -1429,7 +1447,12 @@ class Analyzer:
             extra = [v for _, _, vs in args for v in vs]
             self._use(extra)
             write = self._write(
-                receiver, node, f"`{self._text(func)}()`", extra=extra, target_node=func.value
+                receiver,
+                node,
+                f"`{self._text(func)}()`",
+                extra=extra,
+                target_node=func.value,
+                values_kept=method in _SHAPE_ONLY,
             )
             if info is not None and write is not None:
                 bound = self._bind_args(info, receiver, args)
@@ -1573,7 +1596,13 @@ class Analyzer:
         if qualified.startswith("torch.nn.init."):
             args = self._args(node)
             if args and qualified.endswith("_"):
-                self._write(args[0][2], node, f"`{_short(qualified)}()`", no_grad=True)
+                self._write(
+                    args[0][2],
+                    node,
+                    f"`{_short(qualified)}()`",
+                    no_grad=True,
+                    target_node=node.args[0].value,
+                )
             return [args[0][2][0]] if args and args[0][2] else [new_value(Kind.OTHER)]
         spec = self.resolver.spec(node)
         if spec is not None:
@@ -1909,6 +1938,7 @@ class Analyzer:
         returned: bool = False,
         side_effect: bool = False,
         stmt: cst.CSTNode | None = None,
+        values_kept: bool = False,
     ) -> Write | None:
         """Record an in-place write to every group in ``values``."""
         scope = self.scope
@@ -1934,6 +1964,7 @@ class Analyzer:
             callee=callee,
             param=param,
             path=tuple(self._path),
+            shape_only=values_kept,
         )
         groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
         written_name = self._written_name(target_node)
@@ -1971,6 +2002,7 @@ class Analyzer:
             scope.pending_by_node[id(node)] = pending
         meant_to_share = (
             hidden
+            or values_kept  # ``squeeze_()``: a new shape, the same values
             or scope.no_grad  # state updates (buffers, EMA, optimizers)
             or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
             or all(v.view for v in tensors)  # writing through a view is writing its base
@@ -2034,6 +2066,8 @@ class Analyzer:
 
     def _note_arg_write(self, write: Write, tensors: list[Value]) -> None:
         """Record a write to a tensor this function received as an argument."""
+        if write.shape_only:
+            return  # the caller's tensor changes shape, not values
         scope = self.scope
         ctx = scope.ctx
         for value in tensors:

@@ -47,6 +47,7 @@ class Write:
     callee: str = ""
     param: str = ""
     path: tuple[tuple[int, int], ...] = ()  # (branch, arm) pairs the write sits in
+    shape_only: bool = False  # ``squeeze_()`` and friends: new shape, same values
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 
