@@ -55,7 +55,7 @@ def lint_source(
     screen does not parse again; ``noqa=False`` keeps findings that ``# noqa`` would silence.
     """
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
-    if not may_contain_hazard(text):
+    if not may_contain_hazard(text, enabled):
         return []
     problem = _screen_syntax(text, path, tree)
     if problem is not None:
