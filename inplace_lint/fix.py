@@ -188,6 +188,10 @@ class _Fixer:
                 self.parent[child] = node
                 stack.append(child)
         self._lines: list[str] | None = None
+        self._scopes: dict[
+            cst.CSTNode, tuple[dict[str, list[tuple[cst.Name, bool]]], set[str]]
+        ] = {}
+        self._classes: dict[cst.ClassDef, dict[str, list[cst.Attribute]]] = {}
 
     # ----------------------------------------------------------------- lookup helpers
 
@@ -532,10 +536,7 @@ class _Fixer:
         if cls is None:
             return None
         constructors: list[cst.Call] = []
-        uses: list[cst.Attribute] = []
-        for node in _walk(cls):
-            if isinstance(node, cst.Attribute) and _is_self(node.value) and node.attr.value == attr:
-                uses.append(node)
+        uses = self._self_attributes(cls).get(attr, [])
         for use in uses:
             target = self.parent.get(use)
             assign = self.parent.get(target) if isinstance(target, cst.AssignTarget) else None
@@ -691,13 +692,11 @@ class _Fixer:
         loops = [self.pos[a] for a in self.ancestors(site) if isinstance(a, cst.For | cst.While)]
         site_nodes = set(_walk(site))
         bound_before = False
-        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
-        for node, nested in _walk_scope(body):
-            if isinstance(node, cst.Global | cst.Nonlocal):
-                if any(n.name.value == name for n in node.names):
-                    return False
-                continue
-            if not isinstance(node, cst.Name) or node.value != name or self._not_a_variable(node):
+        names, declared = self._scope_index(scope)
+        if name in declared:
+            return False
+        for node, nested in names.get(name, ()):
+            if self._not_a_variable(node):
                 continue
             if nested:
                 return False  # a closure or nested class may keep the tensor
@@ -715,6 +714,36 @@ class _Fixer:
                 return False
             bound_before = bound_before or (verdict == "bind" and earlier)
         return bound_before
+
+    def _scope_index(
+        self, scope: cst.CSTNode
+    ) -> tuple[dict[str, list[tuple[cst.Name, bool]]], set[str]]:
+        """The ``Name`` nodes of a scope by name (with whether they sit in a nested scope) and
+        the names it declares ``global`` or ``nonlocal``; built once per scope."""
+        cached = self._scopes.get(scope)
+        if cached is not None:
+            return cached
+        names: dict[str, list[tuple[cst.Name, bool]]] = {}
+        declared: set[str] = set()
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        for node, nested in _walk_scope(body):
+            if isinstance(node, cst.Name):
+                names.setdefault(node.value, []).append((node, nested))
+            elif isinstance(node, cst.Global | cst.Nonlocal):
+                declared.update(n.name.value for n in node.names)
+        self._scopes[scope] = (names, declared)
+        return names, declared
+
+    def _self_attributes(self, cls: cst.ClassDef) -> dict[str, list[cst.Attribute]]:
+        """Every ``self.NAME`` in a class, by ``NAME``; built once per class."""
+        cached = self._classes.get(cls)
+        if cached is None:
+            cached = {}
+            for node in _walk(cls):
+                if isinstance(node, cst.Attribute) and _is_self(node.value):
+                    cached.setdefault(node.attr.value, []).append(node)
+            self._classes[cls] = cached
+        return cached
 
     def _not_a_variable(self, name: cst.Name) -> bool:
         """``obj.name`` and ``f(name=...)`` spell the name without using the variable."""
