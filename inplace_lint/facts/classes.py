@@ -207,6 +207,8 @@ def collect_classes(
             if info is not None and info.has_parameters:
                 facts.parameters |= {"weight", "bias"}
         kinds = kind_of(name)
+        if not kinds and "forward" in facts.methods and bases.get(name):
+            kinds.add("module")  # ``class XModel(XPreTrainedModel)``: a module from elsewhere
         facts.is_module = "module" in kinds
         facts.is_function = "function" in kinds
         facts.is_optimizer = "optimizer" in kinds

@@ -38,7 +38,7 @@ from inplace_lint.facts.ops import (
     load_table,
 )
 from inplace_lint.facts.summaries import Mutation, returns, summarize
-from inplace_lint.facts.walk import Walker
+from inplace_lint.facts.walk import Walker, nested_scope, walk
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -1714,6 +1714,11 @@ class Analyzer:
                 continue
             self.scope.callables[callee] = module.group
             spec = module.module
+            if spec.user_class is not None and self._returns_record(spec.user_class):
+                # a tuple or ModelOutput: reading one field is not reading the others
+                self._apply_module(spec, module, first, inputs, node, callee)
+                results.append(new_value(Kind.CONTAINER))
+                continue
             for name in (spec.user_class, *spec.candidates):  # their forward's argument writes
                 if name is not None:
                     key = f"{name}.forward"
@@ -1722,6 +1727,23 @@ class Analyzer:
                     self._record_call(key, node, args)
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
+
+    def _returns_record(self, class_name: str) -> bool:
+        """The same-file module's forward returns a tuple, dict or ``...Output(...)``."""
+        cls = self.classes.get(class_name)
+        forward = cls.methods.get("forward") if cls is not None else None
+        if forward is None:
+            return False
+        for node in walk(forward.body, skip=nested_scope):
+            if not isinstance(node, cst.Return) or node.value is None:
+                continue
+            value = node.value
+            if isinstance(value, cst.Tuple | cst.Dict):
+                return True
+            name = dotted_name(value.func) if isinstance(value, cst.Call) else None
+            if name is not None and re.fullmatch(r"(.*\.)?([A-Z]\w*Output\w*|tuple|dict)", name):
+                return True
+        return False
 
     def _apply_module(
         self,
