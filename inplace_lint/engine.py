@@ -200,7 +200,7 @@ def _place(module: cst.Module, raw: list[RawFinding], path: str) -> list[Finding
                 start=start,
                 end=end,
                 code=item.code,
-                message=_LINE_REF.sub(line_of, item.message),
+                message=" ".join(_LINE_REF.sub(line_of, item.message).split()),
                 related=related,
                 statement_lines=lines,
             )

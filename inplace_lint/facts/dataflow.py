@@ -89,7 +89,10 @@ _AUG_OPS: dict[type, str] = {
     cst.RightShiftAssign: ">>=",
 }
 _AUG_METHOD = {"+=": "add_", "-=": "sub_", "*=": "mul_", "/=": "div_", "**=": "pow_"}
-_EXEMPT_DATA_WORDS = ("init", "reset", "step", "ema", "update", "load", "clip", "copy", "sync")
+_EXEMPT_DATA_WORDS = (
+    "init", "reset", "step", "ema", "update", "load", "clip", "copy", "sync", "transfer",
+    "offload", "device", "swap", "move",
+)  # fmt: skip
 
 
 def _short(qualname: str) -> str:
@@ -763,7 +766,9 @@ class Analyzer:
         if isinstance(target, cst.Attribute):
             if target.attr.value == "data":
                 base = self._eval(target.value)
-                self._write(base, target, "assignment to `.data`", hidden=True)
+                self._write(
+                    base, target, "assignment to `.data`", hidden=True, target_node=target.value
+                )
                 return
             if target.attr.value == "requires_grad":
                 self._set_requires_grad(target.value, source)
