@@ -823,11 +823,11 @@ class Analyzer:
                 value.grad = 0
                 value.leaf = False
                 value.group.leaf = False
-            elif flag is True:
+            elif flag is True:  # torch allows this only on a leaf, which it then is
                 value.grad = 2
-                if not value.hist:
-                    value.leaf = True
-                    value.group.leaf = True
+                value.hist = set()
+                value.leaf = True
+                value.group.leaf = True
         name = dotted_name(owner)
         if name is not None and base:
             self._bind(name, base)  # later reads of ``layer.weight`` see this same tensor
@@ -1695,7 +1695,7 @@ class Analyzer:
         def visit(values: list[Value]) -> None:
             for value in values:
                 if value.kind is Kind.PARAM_ITER or (value.kind is Kind.TENSOR and value.leaf):
-                    found.append(Value(kind=Kind.TENSOR, group=value.group, grad=2))
+                    found.append(Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True))
                 elif value.kind is Kind.CONTAINER:
                     visit(value.elements)
 
