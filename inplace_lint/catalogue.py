@@ -33,11 +33,8 @@ _SEVERITY = {"IPL008": "warning"}
 
 
 def url(code: str) -> str:
-    """Where a rule's page is published (IPL999, which has no page, points at the rule table)."""
-    code = code.upper()
-    if code == "IPL999":
-        return f"{REPO_URL}/blob/main/README.md#rules"
-    return f"{REPO_URL}/blob/main/rules/{code}.md"
+    """Where a rule's page is published."""
+    return f"{REPO_URL}/blob/main/rules/{code.upper()}.md"
 
 
 def severity(code: str) -> str:

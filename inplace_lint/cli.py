@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -142,7 +143,7 @@ def _show_rule(args: list[str]) -> int:
     if len(args) != 1:
         raise UsageError("usage: inplace-lint rule CODE")
     code = args[0].upper()
-    if rule_by_code(code) is None:
+    if rule_by_code(code) is None and code != PARSE_ERROR:
         raise UsageError(f"unknown rule {args[0]!r}; 'inplace-lint rules' lists them")
     text = catalogue.page(code)
     if text is None:
@@ -316,6 +317,17 @@ def _discover(
     if not os.path.isdir(path):  # a file, or a dangling or looping symlink: lint_path says why
         yield path, display
         return
+    named_excluded = config.is_excluded(path)
+
+    def excluded(item: Path) -> bool:
+        """Excluded, judging a folder named on the command line only by what lies below it."""
+        if not config.is_excluded(item):
+            return False
+        if not named_excluded:
+            return True
+        below = Path(os.path.relpath(item, path)).parts
+        return any(fnmatch.fnmatch(part, pattern) for part in below for pattern in config.exclude)
+
     seen: set[tuple[int, int]] = set()
     for root, dirs, files in os.walk(path, onerror=walk_error, followlinks=False):
         root_path = Path(root)
@@ -330,13 +342,13 @@ def _discover(
         dirs[:] = sorted(
             d
             for d in dirs
-            if not config.is_excluded(root_path / d)
+            if not excluded(root_path / d)
             and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))  # False on EACCES too
         )
         for name in sorted(files):
             if not name.endswith(".py"):
                 continue
             file = root_path / name
-            if config.is_excluded(file):
+            if excluded(file):
                 continue
             yield file, shown(file)
