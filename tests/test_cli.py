@@ -529,6 +529,7 @@ def test_closed_stdout_gives_no_traceback(work: Path) -> None:
 
 def test_excludes_still_apply_below_a_named_excluded_folder(work: Path) -> None:
     """Naming `build` checks it, but a `.venv`-style or excluded folder inside is still skipped."""
-    write(work, {"build/m.py": HAZARD, "build/build/n.py": HAZARD, "build/__pycache__/o.py": HAZARD})
+    nested = {"build/build/n.py": HAZARD, "build/__pycache__/o.py": HAZARD}
+    write(work, {"build/m.py": HAZARD, **nested})
     result = run(work, "build")
     assert (result.rc, result.heads) == (1, ["build/m.py:4:1: IPL001"])
