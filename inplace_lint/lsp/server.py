@@ -29,7 +29,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from inplace_lint import __version__, catalogue
-from inplace_lint.checks import PARSE_ERROR, rule_by_code
+from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.engine import MAX_BYTES, lint_source
 from inplace_lint.finding import Finding, Position
 from inplace_lint.lsp.actions import noqa_edit, split_lines
@@ -345,10 +345,9 @@ def _unlintable(text: str) -> tuple[int, str] | None:
 
 
 def _hover_text(finding: Finding) -> str:
-    rule = rule_by_code(finding.code)
-    name = rule.name if rule is not None else "cannot-parse"
+    name = catalogue.rule_name(finding.code) or "unknown rule"
     head = f"**{finding.code}** ({name}): {finding.message}"
-    page = catalogue.page(finding.code) if rule is not None else None
+    page = catalogue.page(finding.code)
     if page is None:
         return head
     return f"{head}\n\n[Rule page]({catalogue.url(finding.code)})\n\n---\n\n{page.strip()}"
