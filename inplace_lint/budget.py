@@ -1,9 +1,12 @@
-"""A per-file time budget: a ``SIGALRM`` timer in the main thread of whichever process lints.
+"""A per-file time budget: a CPU-time timer in the main thread of whichever process lints.
+
+The budget counts the process's own CPU time (``ITIMER_VIRTUAL``, signalled by ``SIGVTALRM``),
+not wall time, so a machine busy with other work does not push a normal file over it.
 
 The engine starts a :class:`Budget` around the analysis of one file; when the time runs out the
 signal handler raises :class:`OverBudget` in that thread and the engine reports the file as
 IPL999. Where no timer can be set (another thread, a platform without ``setitimer``, or a
-``SIGALRM`` handler or timer that belongs to someone else, such as a test timeout plugin) the
+``SIGVTALRM`` handler or timer that belongs to someone else, such as a test timeout plugin) the
 budget does nothing: the file is analysed without a limit rather than not at all.
 """
 
@@ -14,7 +17,10 @@ import signal
 import threading
 from types import FrameType
 
-#: Seconds one file may take to analyse; ``INPLACE_LINT_TIME_BUDGET`` overrides, 0 disables.
+_SIGNAL = getattr(signal, "SIGVTALRM", None)
+_TIMER = getattr(signal, "ITIMER_VIRTUAL", None)
+
+#: CPU seconds one file may take to analyse; ``INPLACE_LINT_TIME_BUDGET`` overrides, 0 disables.
 DEFAULT_SECONDS = 30.0
 
 
@@ -48,9 +54,9 @@ class Budget:
         if self.seconds <= 0 or not _can_arm():
             return self
         try:
-            self._previous = signal.signal(signal.SIGALRM, self._expired)
+            self._previous = signal.signal(_SIGNAL, self._expired)
             self.active = True
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            signal.setitimer(_TIMER, self.seconds)
         except (ValueError, OSError):  # not the main thread after all, or no such timer
             self.stop()
         return self
@@ -60,25 +66,25 @@ class Budget:
             return
         self.active = False
         try:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._previous)  # type: ignore[arg-type]
+            signal.setitimer(_TIMER, 0)
+            signal.signal(_SIGNAL, self._previous)  # type: ignore[arg-type]
         except (ValueError, OSError, TypeError):
             pass
 
     def _expired(self, signum: int, frame: FrameType | None) -> None:
         if self.active and not self.expired:
             self.expired = True
-            raise OverBudget(f"took longer than {self.seconds:g} s to analyse")
+            raise OverBudget(f"took more than {self.seconds:g} s of CPU time to analyse")
 
 
 def _can_arm() -> bool:
-    if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGALRM"):
+    if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGVTALRM"):
         return False
     if threading.current_thread() is not threading.main_thread():
         return False
     try:
-        if signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        if signal.getitimer(_TIMER)[0] > 0:
             return False  # someone else's timer is running
-        return signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
+        return signal.getsignal(_SIGNAL) in (signal.SIG_DFL, signal.SIG_IGN, None)
     except (ValueError, OSError):
         return False

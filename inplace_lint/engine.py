@@ -70,7 +70,8 @@ def lint_source(
         raw = _apply_precedence(raw)
         if not raw:
             return []
-        placed = attach_fixes(module, _place(module, raw, path))
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        placed = attach_fixes(module, _place(raw, path, positions), positions)
         return _filter(placed, text) if noqa else sorted(placed, key=Finding.sort_key)
     except cst.ParserSyntaxError as exc:
         return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
@@ -165,8 +166,9 @@ def _parse_error(path: str, line: int, column: int, reason: str) -> Finding:
     return Finding(path, position, position, PARSE_ERROR, f"cannot parse: {reason}")
 
 
-def _place(module: cst.Module, raw: list[RawFinding], path: str) -> list[Finding]:
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _place(
+    raw: list[RawFinding], path: str, positions: Mapping[cst.CSTNode, CodeRange]
+) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple[str, int, int]] = set()
     for item in raw:

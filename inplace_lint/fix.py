@@ -24,7 +24,7 @@ IPL007 and IPL008 carry no fix. This module never imports the code it reads, nor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import libcst as cst
@@ -149,11 +149,18 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _Built = tuple[str, list[Edit], bool]
 
 
-def attach_fixes(module: cst.Module, findings: Sequence[Finding]) -> list[Finding]:
-    """``findings`` with a :class:`Fix` attached wherever this module knows one."""
+def attach_fixes(
+    module: cst.Module,
+    findings: Sequence[Finding],
+    positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+) -> list[Finding]:
+    """``findings`` with a :class:`Fix` attached wherever this module knows one.
+
+    ``positions`` is the module's resolved ``PositionProvider`` when the caller has it.
+    """
     if not findings:
         return list(findings)
-    fixer = _Fixer(module)
+    fixer = _Fixer(module, positions)
     result = []
     cloned: set[tuple[int, str]] = set()
     for finding in findings:
@@ -168,10 +175,13 @@ def attach_fixes(module: cst.Module, findings: Sequence[Finding]) -> list[Findin
 class _Fixer:
     """Positions, parents and imports of one module, and the rewrites built from them."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(
+        self, module: cst.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None
+    ) -> None:
         self.module = module
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.pos: dict[cst.CSTNode, CodeRange] = dict(wrapper.resolve(PositionProvider))
+        if positions is None:
+            positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.pos: Mapping[cst.CSTNode, CodeRange] = positions
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.at: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
         self.aliases: dict[str, str] = {}

@@ -86,9 +86,6 @@ def test_inplace_keyword_variants() -> None:
         assert result.remaining == [], before
 
 
-@pytest.mark.xfail(
-    reason="the engine does not analyse one-line compound bodies (`if c: x.mul_(2)`)"
-)
 def test_one_line_compound_statement() -> None:
     source = SIGMOID + "if a.sum() > 0: h.mul_(2)\n" + BACKWARD
     assert fix_text(source, "m.py").after == source.replace("h.mul_(2)", "h = h.mul(2)")

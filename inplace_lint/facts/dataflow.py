@@ -546,6 +546,8 @@ class Analyzer:
             for small in stmt.body:
                 scope.stmt = stmt
                 self._small(small)
+        elif isinstance(stmt, cst.BaseSmallStatement):  # ``if c: x.mul_(2)`` on one line
+            self._small(stmt)
         elif isinstance(stmt, cst.If):
             scope.stmt = stmt
             self._eval(stmt.test)
@@ -2016,11 +2018,12 @@ class Analyzer:
         if via_call is not None:
             # A helper that is in place by contract surprises only a caller that uses its
             # result as a new tensor; any other helper surprises every later read.
-            write.elsewhere = True
+            write.elsewhere = returned or side_effect
             if returned:
                 scope.pending_by_node[id(via_call)] = pending
-            if returned or side_effect:
-                scope.stale.append(pending)
+            # A procedure (it returns nothing) is called to change the tensor: reads through
+            # the name passed want the new value, reads through other aliases see a surprise.
+            scope.stale.append(pending)
             if not scope.ctx.role.startswith("fn_"):
                 self._note_arg_write(write, tensors)  # our own caller's tensor changes too
             return write
