@@ -38,7 +38,7 @@ from inplace_lint.facts.ops import (
     load_table,
 )
 from inplace_lint.facts.summaries import Mutation, returns, summarize
-from inplace_lint.facts.walk import Walker, nested_scope, walk
+from inplace_lint.facts.walk import Walker, nested_scope, shared_children, walk
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -2413,4 +2413,5 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
 
 def analyze(module: cst.Module, table: OpTable | None = None) -> ev.Facts:
     """Run the dataflow pass over ``module``."""
-    return Analyzer(module, table).run()
+    with shared_children():
+        return Analyzer(module, table).run()

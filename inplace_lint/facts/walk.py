@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 
 import libcst as cst
@@ -25,7 +26,36 @@ def _is_node_type(kind: type) -> bool:
     return issubclass(kind, cst.CSTNode)
 
 
+#: While set (inside :func:`shared_children`), each node's children are listed only once.
+_shared: dict[int, list[cst.CSTNode]] | None = None
+
+
+@contextmanager
+def shared_children() -> Iterator[None]:
+    """Reuse child lists across the many walks one analysis makes over the same tree.
+
+    Keyed by node id, so the tree must stay alive for the duration; the cache is dropped on exit.
+    """
+    global _shared
+    outer = _shared
+    _shared = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    cache = _shared
+    if cache is not None:
+        found = cache.get(id(node))
+        if found is None:
+            found = cache[id(node)] = _list_children(node)
+        return found
+    return _list_children(node)
+
+
+def _list_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
