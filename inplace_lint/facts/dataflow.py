@@ -2033,7 +2033,9 @@ class Analyzer:
         meant_to_share = (
             hidden
             or values_kept  # ``squeeze_()``: a new shape, the same values
-            or scope.no_grad  # state updates (buffers, EMA, optimizers)
+            # under no_grad, writes through attributes are state updates (buffers, EMA);
+            # a local tensor read again through an alias is stale with or without autograd
+            or (scope.no_grad and (written_name is None or "." in written_name))
             or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
             or all(v.view for v in tensors)  # writing through a view is writing its base
         )
