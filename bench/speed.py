@@ -13,8 +13,9 @@ With ``--all-four`` it also times inplace-lint cold on all four corpora in one r
 installed, pinned, into their own virtualenvs under ``bench/.venv-peers/`` (ignored by git): one
 for TorchFix, Fixit, ruff and psutil, one for plain flake8 (so TorchFix's flake8 plugin is not
 among flake8's "default plugins"). The harness itself runs under the first of these, for psutil.
-Every tool is started with the corpus folder as its only path and told to ignore configuration
-files, so all see the same ``.py`` files.
+Every tool is started on a copy of the corpus outside the repository (Fixit skips files that a
+``.gitignore`` above them names, and ``bench/.corpora`` is ignored) with that folder as its only
+path, and told to ignore configuration files, so all see the same ``.py`` files.
 
 Peak memory is the largest sum of resident memory over the command's whole process tree, sampled
 every 20 ms with psutil (pages shared between forked workers count once per process, so this
@@ -327,8 +328,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     rows: list[Measurement] = []
-    folder = folders[args.corpus]
     with tempfile.TemporaryDirectory(prefix="ipl-speed-") as tmp:
+        # Outside the repository: Fixit (and ruff) skip files that a .gitignore above them names.
+        folders = {
+            name: Path(shutil.copytree(source, Path(tmp) / "corpora" / source.name))
+            for name, source in folders.items()
+        }
+        folder = folders[args.corpus]
         cache_dir = Path(tmp) / "cache"
         if args.source == "worktree":
             cwd, commit = ROOT, "working tree"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from inplace_lint import engine
 from inplace_lint.cache import CACHE_DIR_NAME, Cache
+from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config, find_pyproject
 from inplace_lint.engine import MAX_BYTES, FileResult
 
@@ -88,6 +89,13 @@ def _unchanged(path: Path, stamp: _Stamp) -> bool:
         return False
 
 
+def _cacheable(result: FileResult) -> bool:
+    """Not an unreadable file, nor one that ran out of its time budget (that depends on load)."""
+    return result.error is None and not any(
+        f.code == PARSE_ERROR and "time" in f.message for f in result.findings
+    )
+
+
 def lint_files(
     files: Sequence[tuple[Path, str]],
     config: Config,
@@ -113,7 +121,7 @@ def lint_files(
     def store(index: int, result: FileResult) -> None:
         results[index] = result
         entry = keys.get(index)
-        if cache is not None and entry is not None and result.error is None:
+        if cache is not None and entry is not None and _cacheable(result):
             key, stamp = entry
             if _unchanged(files[index][0], stamp):
                 cache.put(key, result.findings)

@@ -283,3 +283,15 @@ def test_lint_files_keeps_the_input_order(tree: Path) -> None:
     pairs = [(f, f.name) for f in files]
     results = lint_files(pairs, Config(), jobs=1)
     assert [r.path for r in results] == [f.name for f in files]
+
+
+def test_a_file_over_its_time_budget_is_not_cached(tmp_path: Path) -> None:
+    slow = "import torch\nh = torch.sigmoid(torch.randn(3, requires_grad=True))\n"
+    slow += "".join(f"y{i} = h * {i}\n" for i in range(4000)) + "h.mul_(2)\n"
+    (tmp_path / "slow.py").write_text(slow)
+    (tmp_path / "ok.py").write_text(HAZARD)
+    budget = {"INPLACE_LINT_TIME_BUDGET": "0.05"}
+    code, out, _ = _run("--jobs", "2", "--cache-dir", "c", ".", cwd=tmp_path, env=budget)
+    assert code == 2
+    assert "slow.py:1:1: IPL999" in out and "ok.py:4:1: IPL001" in out
+    assert len(_entries(tmp_path / "c")) == 1  # ok.py only: the budget verdict depends on load
