@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from inplace_lint.checks.base import RawFinding, Rule
-from inplace_lint.facts.events import Facts
+from inplace_lint.facts.events import ArgWrite, Facts
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
@@ -54,6 +54,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             or event.function in facts.called
             or (event.qualified, event.param) in facts.judged
             or _destination(event.param)
+            or _never_given_a_tensor(facts, event)
             or (event.role != "forward" and not event.side_effect)
         ):
             # Judged at a caller here, or in place by contract: an output buffer, a procedure
@@ -78,6 +79,19 @@ _DESTINATION = re.compile(
     r"(out|output|dst|dest|destination|write_to|buf|buffer|result|cache|state|storage)"
     r"|.*_(out|buf|buffer|cache|state|storage)"
 )
+
+
+def _never_given_a_tensor(facts: Facts, event: ArgWrite) -> bool:
+    """Same-file calls pass a list or dict there (or never a tensor): not a tensor after all."""
+    keys = [
+        (callee, key)
+        for callee in {event.function, event.qualified}
+        for key in (event.index, event.param)
+    ]
+    if any(key in facts.passed_container for key in keys):
+        return True
+    seen = [facts.passed_tensor[key] for key in keys if key in facts.passed_tensor]
+    return bool(seen) and not any(seen)
 
 
 def _destination(param: str) -> bool:

@@ -91,7 +91,8 @@ _AUG_OPS: dict[type, str] = {
 _AUG_METHOD = {"+=": "add_", "-=": "sub_", "*=": "mul_", "/=": "div_", "**=": "pow_"}
 _EXEMPT_DATA_WORDS = (
     "init", "reset", "step", "ema", "update", "load", "clip", "copy", "sync", "transfer",
-    "offload", "device", "swap", "move",
+    "offload", "device", "swap", "move", "optim", "adam", "sgd", "lamb", "lion", "belief",
+    "single_tensor", "multi_tensor", "foreach",
 )  # fmt: skip
 
 
@@ -118,6 +119,10 @@ _SHAPE_ONLY = frozenset(
 #: Ops that keep an input only to compute the gradient of the other operand.
 _SAVES_INPUT_FOR_OTHER = frozenset(
     {"mul", "mul_", "multiply", "div", "div_", "divide", "true_divide", "__mul__", "__truediv__"}
+)
+#: Parameter names of integer or boolean tensors, which never require grad.
+_INTEGER_NAME = re.compile(
+    r"(.*_)?(ids|mask|labels?|positions|indices|index)|.*_mask|.*_ids|.*_labels?|.*_indices"
 )
 #: Parameter names that hold sizes and counts, never tensors, even in a forward().
 _SIZE_NAME = re.compile(r".*(shape|size)s?|num_.*|n_.*|.*_dims?|.*_idx|.*_index")
@@ -169,6 +174,7 @@ class Context:
     role: str = ""  # "fn_forward", "fn_backward", "forward" or ""
     no_grad: bool = False
     exempt_data: bool = False
+    state_update: bool = False  # an optimizer step, EMA or buffer update by its name
     exempt_args: str = ""
     mark_dirty: frozenset[str] = frozenset()
 
@@ -374,11 +380,10 @@ class Analyzer:
         if self.call_modes.get(name) == {False}:
             ctx.no_grad = True  # every call in this file runs it with grad off
         lowered = name.lower()
-        ctx.exempt_data = (
-            ctx.no_grad
-            or any(word in lowered for word in _EXEMPT_DATA_WORDS)
-            or (cls is not None and cls.is_optimizer)
+        ctx.state_update = any(word in lowered for word in _EXEMPT_DATA_WORDS) or (
+            cls is not None and cls.is_optimizer
         )
+        ctx.exempt_data = ctx.no_grad or ctx.state_update
         param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
         if name.endswith("_") and not name.endswith("__"):
             ctx.exempt_args = "its name ends in `_`"
@@ -472,6 +477,8 @@ class Analyzer:
             return new_value(Kind.OTHER, name)
         sure = "Tensor" in ann_text or ctx.role == "forward"
         grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
+        if _INTEGER_NAME.fullmatch(name):
+            grad = 0  # token ids, masks, labels, positions: integer or bool, never differentiated
         return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
 
     def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
@@ -1288,6 +1295,13 @@ class Analyzer:
             key: int | str = keyword or position
             if not keyword and not arg.star:
                 position += 1
+            if not arg.star:
+                passed = self.facts.passed_tensor.setdefault((callee, key), False)
+                self.facts.passed_tensor[(callee, key)] = passed or any(
+                    v.kind is Kind.TENSOR for v in values
+                )
+                if any(v.kind is Kind.CONTAINER for v in values):
+                    self.facts.passed_container.add((callee, key))
             tensors = [v for v in values if v.kind is Kind.TENSOR]
             if tensors:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
@@ -1321,7 +1335,9 @@ class Analyzer:
                     callee=callee,
                     param=mutation.param,
                     returned=mutation.returned,
-                    side_effect=mutation.side_effect,
+                    # a module's forward returns outputs: writing its input is a surprise;
+                    # a helper returning something else may be called for its effect
+                    side_effect=mutation.side_effect and callee.endswith(".forward"),
                     stmt=mutation.stmt,
                 )
 
@@ -1721,17 +1737,17 @@ class Analyzer:
                 continue
             self.scope.callables[callee] = module.group
             spec = module.module
-            if spec.user_class is not None and self._returns_record(spec.user_class):
-                # a tuple or ModelOutput: reading one field is not reading the others
-                self._apply_module(spec, module, first, inputs, node, callee)
-                results.append(new_value(Kind.CONTAINER))
-                continue
             for name in (spec.user_class, *spec.candidates):  # their forward's argument writes
                 if name is not None:
                     key = f"{name}.forward"
                     mutations, _ = self.summaries.get(key, ((), ""))
                     self.facts.judged.update((key, m.param) for m in mutations)
                     self._record_call(key, node, args)
+            if spec.user_class is not None and self._returns_record(spec.user_class):
+                # a tuple or ModelOutput: reading one field is not reading the others
+                self._apply_module(spec, module, first, inputs, node, callee)
+                results.append(new_value(Kind.CONTAINER))
+                continue
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
 
@@ -2035,7 +2051,10 @@ class Analyzer:
             or values_kept  # ``squeeze_()``: a new shape, the same values
             # under no_grad, writes through attributes are state updates (buffers, EMA);
             # a local tensor read again through an alias is stale with or without autograd
-            or (scope.no_grad and (written_name is None or "." in written_name))
+            or (
+                scope.no_grad
+                and (written_name is None or "." in written_name or scope.ctx.state_update)
+            )
             or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
             or all(v.view for v in tensors)  # writing through a view is writing its base
         )

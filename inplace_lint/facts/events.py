@@ -121,5 +121,9 @@ class Facts:
     called: set[str] = field(default_factory=set)
     #: (``Class.forward``, parameter) pairs whose writes are judged at same-file module calls
     judged: set[tuple[str, str]] = field(default_factory=set)
+    #: (callee, position or keyword) -> whether any same-file call passed a tensor there
+    passed_tensor: dict[tuple[str, int | str], bool] = field(default_factory=dict)
+    #: (callee, position or keyword) where some same-file call passes a list, tuple or dict
+    passed_container: set[tuple[str, int | str]] = field(default_factory=set)
     #: function names passed to torch.utils.checkpoint
     checkpointed: dict[str, cst.CSTNode] = field(default_factory=dict)
