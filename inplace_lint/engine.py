@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import stat
 import sys
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from inplace_lint.budget import Budget, OverBudget
 from inplace_lint.checks import PARSE_ERROR, RawFinding, all_rules
 from inplace_lint.config import Config
 from inplace_lint.facts.dataflow import analyze
+from inplace_lint.facts.walk import shared_children
 from inplace_lint.finding import Finding, Position, Related
 from inplace_lint.fix import attach_fixes
 from inplace_lint.noqa import noqa_map, suppressed
+from inplace_lint.positions import positions_for
 from inplace_lint.screen import may_contain_hazard
 from inplace_lint.source import DecodeError, decode
 
@@ -57,21 +60,28 @@ def lint_source(
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     if not may_contain_hazard(text, enabled):
         return []
-    problem = _screen_syntax(text, path, tree)
+    problem, tree = _screen_syntax(text, path, tree)
     if problem is not None:
         return [problem]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
+    # A syntax tree is a large acyclic heap: the cyclic collector's passes over it cost a
+    # fifth of the lint and free nothing, so it pauses for the file (reference counting
+    # still frees everything).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         module = cst.parse_module(text)
-        facts = analyze(module)
-        raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
-        raw = _apply_precedence(raw)
-        if not raw:
-            return []
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        placed = attach_fixes(module, _place(raw, path, positions), positions)
+        with shared_children():
+            facts = analyze(module)
+            raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
+            raw = _apply_precedence(raw)
+            if not raw:
+                return []
+            tops = tree if isinstance(tree, ast.Module) else None
+            positions = positions_for(module, tops, _nodes_to_place(raw))
+            placed = attach_fixes(module, _place(raw, path, positions), positions, text)
         return _filter(placed, text) if noqa else sorted(placed, key=Finding.sort_key)
     except cst.ParserSyntaxError as exc:
         return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
@@ -80,29 +90,46 @@ def lint_source(
     except OverBudget as exc:
         return [_parse_error(path, 1, 1, str(exc))]
     finally:
+        if collecting:
+            gc.enable()
         budget.stop()
         sys.setrecursionlimit(limit)
 
 
-def _screen_syntax(text: str, path: str, tree: ast.AST | None = None) -> Finding | None:
-    """CPython's own verdict on the syntax, and a bound on nesting, before libcst sees it."""
+def _nodes_to_place(raw: list[RawFinding]) -> Iterator[cst.CSTNode]:
+    for item in raw:
+        yield item.node
+        if item.stmt is not None:
+            yield item.stmt
+        for node, _ in item.related:
+            yield node
+
+
+def _screen_syntax(
+    text: str, path: str, tree: ast.AST | None = None
+) -> tuple[Finding | None, ast.AST | None]:
+    """CPython's own verdict on the syntax, and a bound on nesting, before libcst sees it.
+
+    Returns the problem, if any, and the stdlib tree (whose statement lines place findings).
+    """
     try:
         if tree is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text)
     except SyntaxError as exc:
-        return _parse_error(path, exc.lineno or 1, exc.offset or 1, exc.msg or "syntax error")
+        reason = exc.msg or "syntax error"
+        return _parse_error(path, exc.lineno or 1, exc.offset or 1, reason), None
     except (RecursionError, MemoryError, ValueError) as exc:
-        return _parse_error(path, 1, 1, f"too complex to parse ({type(exc).__name__})")
+        return _parse_error(path, 1, 1, f"too complex to parse ({type(exc).__name__})"), None
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             line = getattr(node, "lineno", 1)
-            return _parse_error(path, line, 1, f"nested more than {MAX_DEPTH} levels deep")
+            return _parse_error(path, line, 1, f"nested more than {MAX_DEPTH} levels deep"), None
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return None
+    return None, tree
 
 
 def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> list[Finding]:

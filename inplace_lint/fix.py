@@ -30,6 +30,7 @@ from dataclasses import replace
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from inplace_lint.facts.walk import children_of
 from inplace_lint.finding import Edit, Finding, Fix, Position
 
 __all__ = ["attach_fixes"]
@@ -153,14 +154,16 @@ def attach_fixes(
     module: cst.Module,
     findings: Sequence[Finding],
     positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+    text: str | None = None,
 ) -> list[Finding]:
     """``findings`` with a :class:`Fix` attached wherever this module knows one.
 
-    ``positions`` is the module's resolved ``PositionProvider`` when the caller has it.
+    ``positions`` holds the positions the caller has (at least every node of the top-level
+    statements with findings); ``text`` is the module's source when the caller has it.
     """
     if not findings:
         return list(findings)
-    fixer = _Fixer(module, positions)
+    fixer = _Fixer(module, positions, text)
     result = []
     cloned: set[tuple[int, str]] = set()
     for finding in findings:
@@ -176,7 +179,10 @@ class _Fixer:
     """Positions, parents and imports of one module, and the rewrites built from them."""
 
     def __init__(
-        self, module: cst.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None
+        self,
+        module: cst.Module,
+        positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+        text: str | None = None,
     ) -> None:
         self.module = module
         if positions is None:
@@ -185,16 +191,16 @@ class _Fixer:
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.at: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
         self.aliases: dict[str, str] = {}
+        self._text = text
+        for node, where in self.pos.items():
+            key = (where.start.line, where.start.column, where.end.line, where.end.column)
+            self.at.setdefault(key, []).append(node)
         stack: list[cst.CSTNode] = [module]
         while stack:
             node = stack.pop()
-            where = self.pos.get(node)
-            if where is not None:
-                key = (where.start.line, where.start.column, where.end.line, where.end.column)
-                self.at.setdefault(key, []).append(node)
-            if isinstance(node, cst.Import | cst.ImportFrom):
+            if type(node) is cst.Import or type(node) is cst.ImportFrom:
                 self._record_import(node)
-            for child in node.children:
+            for child in children_of(node):
                 self.parent[child] = node
                 stack.append(child)
         self._lines: list[str] | None = None
@@ -274,7 +280,7 @@ class _Fixer:
 
     def lines(self) -> list[str]:
         if self._lines is None:
-            code = self.module.code
+            code = self._text if self._text is not None else self.module.code
             self._lines = []
             begin = 0
             for match in _NEWLINE.finditer(code):

@@ -15,6 +15,8 @@ NoqaMap = dict[int, frozenset[str] | None]
 def noqa_map(text: str) -> NoqaMap:
     """Find every noqa comment. Only real comments count, not text inside strings."""
     found: NoqaMap = {}
+    if "noqa" not in text.lower():
+        return found  # the common case, without tokenizing the file
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -9,7 +10,7 @@ import libcst as cst
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
-from inplace_lint.facts.walk import Walker
+from inplace_lint.facts.walk import Walker, is_expression, walk
 
 MODULE_BASES = ("torch.nn.Module",)
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
@@ -167,26 +168,30 @@ def _inplace_arg(call: cst.Call, index: int) -> bool:
 
 
 def collect_classes(
-    module: cst.Module, imports: ImportTable, table: OpTable | None = None
+    module: cst.Module,
+    imports: ImportTable,
+    table: OpTable | None = None,
+    statements: Iterable[cst.CSTNode] | None = None,
 ) -> dict[str, ClassFacts]:
-    """Find every class in the file and classify it by its bases (transitively)."""
+    """Find every class in the file and classify it by its bases (transitively).
+
+    ``statements`` are the module's statement-level nodes when the caller already has them.
+    """
     found: dict[str, ClassFacts] = {}
     bases: dict[str, list[str]] = {}
-
-    class _Visitor(Walker):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            facts = ClassFacts(name=node.name.value, node=node)
-            names: list[str] = []
-            for base in node.bases:
-                qualified = imports.qualify(base.value) or dotted_name(base.value) or ""
-                names.append(qualified)
-            bases[facts.name] = names
-            for stmt in node.body.body:
-                if isinstance(stmt, cst.FunctionDef):
-                    facts.methods[stmt.name.value] = stmt
-            found[facts.name] = facts
-
-    _Visitor().run(module)
+    for node in walk(module, skip=is_expression) if statements is None else statements:
+        if type(node) is not cst.ClassDef:
+            continue
+        facts = ClassFacts(name=node.name.value, node=node)
+        names: list[str] = []
+        for base in node.bases:
+            qualified = imports.qualify(base.value) or dotted_name(base.value) or ""
+            names.append(qualified)
+        bases[facts.name] = names
+        for stmt in node.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                facts.methods[stmt.name.value] = stmt
+        found[facts.name] = facts
 
     def kind_of(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
         kinds: set[str] = set()

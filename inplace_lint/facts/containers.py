@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inplace_lint.facts.walk import nested_scope, walk
+from inplace_lint.facts.walk import own_nodes
 
 #: Methods that lists, dicts and sets have and tensors do not.
 CONTAINER_METHODS = frozenset(
@@ -23,13 +23,14 @@ def container_params(func: cst.FunctionDef) -> frozenset[str]:
     params = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
     params |= {p.name.value for p in func.params.kwonly_params}
     found: set[str] = set()
-    for node in walk(func.body, skip=nested_scope):
-        if isinstance(node, cst.Assign):
+    for node in own_nodes(func):
+        kind = type(node)
+        if kind is cst.Assign:
             for target in node.targets:
                 found |= _container_target(target.target, node.value, params)
-        elif isinstance(node, cst.Comparison):
+        elif kind is cst.Comparison:
             found |= _none_checked_element(node, params)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        elif kind is cst.Call and type(node.func) is cst.Attribute:
             owner = node.func.value
             if (
                 isinstance(owner, cst.Name)

@@ -38,7 +38,7 @@ from inplace_lint.facts.ops import (
     load_table,
 )
 from inplace_lint.facts.summaries import Mutation, returns, summarize
-from inplace_lint.facts.walk import Walker, nested_scope, shared_children, walk
+from inplace_lint.facts.walk import Walker, is_expression, nested_scope, shared_children, walk
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -255,8 +255,11 @@ class Analyzer:
     def __init__(self, module: cst.Module, table: OpTable | None = None) -> None:
         self.module = module
         self.table = table or load_table()
-        self.imports = ImportTable.from_module(module)
-        self.classes = collect_classes(module, self.imports, self.table)
+        # one walk over the statements (not into expressions) finds imports, classes, defs
+        statements = list(walk(module, skip=is_expression))
+        self._defs = [n for n in statements if type(n) is cst.FunctionDef]
+        self.imports = ImportTable.from_statements(statements)
+        self.classes = collect_classes(module, self.imports, self.table, statements)
         self._containers_of: dict[int, frozenset[str]] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes)
         for facts in self.classes.values():
@@ -285,9 +288,10 @@ class Analyzer:
     # ------------------------------------------------------------------ driver
     def run(self) -> ev.Facts:
         self._collect_functions()
-        self.call_modes = _call_modes(self.module, self.imports)
+        calls: list[cst.Call] = []
+        self.call_modes = _call_modes(self.module, self.imports, calls)
         self._summarize()
-        self._chain_hazards()
+        self._chain_hazards(calls)
         module_ctx = Context(name="<module>", node=None)
         scope = self._run_scope(module_ctx, self.module.body, params=())
         self.globals = scope.env
@@ -305,13 +309,8 @@ class Analyzer:
         return self.facts
 
     def _collect_functions(self) -> None:
-        analyzer = self
-
-        class _Visitor(Walker):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                analyzer.functions.setdefault(node.name.value, node)
-
-        _Visitor().run(self.module)
+        for node in self._defs:
+            self.functions.setdefault(node.name.value, node)
 
     def _summarize(self) -> None:
         owners = {id(m): cls for cls in self.classes.values() for m in cls.methods.values()}
@@ -341,15 +340,7 @@ class Analyzer:
 
     def _plain_functions(self) -> list[cst.FunctionDef]:
         methods = {id(m) for cls in self.classes.values() for m in cls.methods.values()}
-        found: list[cst.FunctionDef] = []
-
-        class _Visitor(Walker):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                if id(node) not in methods:
-                    found.append(node)
-
-        _Visitor().run(self.module)
-        return found
+        return [node for node in self._defs if id(node) not in methods]
 
     def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
         ctx = self._context(func, cls)
@@ -2202,44 +2193,45 @@ class Analyzer:
         if hit and not self.scope.no_grad:
             self.facts.clamp_relus.append(ev.ClampRelu(node, self.scope.stmt, self._text(node)))
 
-    def _chain_hazards(self) -> None:
-        analyzer = self
-
-        class _Visitor(Walker):
-            def visit_Call(self, node: cst.Call) -> None:
-                if analyzer.imports.qualify(node.func) != "torch.nn.Sequential":
-                    return
-                spec = analyzer.resolver.spec(node)
-                if spec is None or not spec.elements:
-                    return
-                previous: ModuleSpec | None = None
-                for element in spec.elements:
-                    if element.is_view:
-                        continue
-                    if (
-                        previous is not None
-                        and previous.saves_result
-                        and element.inplace
-                        and element.node is not None
-                        and previous.node is not None
-                    ):
-                        analyzer.facts.chain_hazards.append(
-                            ev.ChainHazard(
-                                id(node),
-                                element.node,
-                                None,
-                                previous.node,
-                                _short(previous.qualname or "module"),
-                                _short(element.qualname or "module"),
-                            )
+    def _chain_hazards(self, calls: list[cst.Call]) -> None:
+        """``nn.Sequential(..., <saves its output>, <in place>, ...)`` among ``calls``."""
+        for node in calls:
+            if self.imports.qualify(node.func) != "torch.nn.Sequential":
+                continue
+            spec = self.resolver.spec(node)
+            if spec is None or not spec.elements:
+                continue
+            previous: ModuleSpec | None = None
+            for element in spec.elements:
+                if element.is_view:
+                    continue
+                if (
+                    previous is not None
+                    and previous.saves_result
+                    and element.inplace
+                    and element.node is not None
+                    and previous.node is not None
+                ):
+                    self.facts.chain_hazards.append(
+                        ev.ChainHazard(
+                            id(node),
+                            element.node,
+                            None,
+                            previous.node,
+                            _short(previous.qualname or "module"),
+                            _short(element.qualname or "module"),
                         )
-                    previous = element
+                    )
+                previous = element
 
-        _Visitor().run(self.module)
 
+def _call_modes(
+    module: cst.Module, imports: ImportTable, every_call: list[cst.Call]
+) -> dict[str, set[bool]]:
+    """For each function name, whether its calls in this file run with grad on (True) or off.
 
-def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]]:
-    """For each function name, whether its calls in this file run with grad on (True) or off."""
+    Every call in the module is appended to ``every_call``, in source order, on the way.
+    """
     modes: dict[str, set[bool]] = {}
     grad_off: list[bool] = [False]
 
@@ -2261,6 +2253,7 @@ def _call_modes(module: cst.Module, imports: ImportTable) -> dict[str, set[bool]
             grad_off.pop()
 
         def visit_Call(self, node: cst.Call) -> None:
+            every_call.append(node)
             name = dotted_name(node.func)
             if name is not None and (name.count(".") == 0 or name.startswith("self.")):
                 short = name.rsplit(".", 1)[-1]

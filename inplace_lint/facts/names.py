@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
-from inplace_lint.facts.walk import Walker
+from inplace_lint.facts.walk import is_expression, walk
 
 #: Old or internal spellings mapped to the public names the op table uses.
 _PREFIX_ALIASES = (
@@ -47,9 +49,15 @@ class ImportTable:
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
+        return cls.from_statements(walk(module, skip=is_expression))
+
+    @classmethod
+    def from_statements(cls, statements: Iterable[cst.CSTNode]) -> ImportTable:
+        """The table for the imports among ``statements`` (a module's, at any depth)."""
         table = cls()
-        for stmt in _walk_imports(module):
-            table.add(stmt)
+        for node in statements:
+            if type(node) is cst.Import or type(node) is cst.ImportFrom:
+                table.add(node)
         return table
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
@@ -98,18 +106,3 @@ def normalize(qualified: str) -> str:
                 tail = tail.rsplit(".", 1)[-1]
             return new + tail
     return qualified
-
-
-def _walk_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
-    """Every import statement in the module, at any depth (imports inside try/if/functions)."""
-    found: list[cst.Import | cst.ImportFrom] = []
-
-    class _Collector(Walker):
-        def visit_Import(self, node: cst.Import) -> None:
-            found.append(node)
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            found.append(node)
-
-    _Collector().run(module)
-    return found

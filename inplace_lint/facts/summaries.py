@@ -13,7 +13,7 @@ import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable
-from inplace_lint.facts.walk import Walker, nested_scope, walk
+from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ def summarize(
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if skip_first and params:
         params = params[1:]
+    if not params or not _may_write(own_nodes(func), table):
+        return []
     index_of = {name: i for i, name in enumerate(params)}
     guarded: dict[int, str] = {}
     found: dict[str, Mutation] = {}
@@ -177,12 +179,37 @@ def summarize(
     )
 
 
+def _may_write(nodes: list[cst.CSTNode], table: OpTable) -> bool:
+    """A cheap superset of the writes the visitor in :func:`summarize` records."""
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.AugAssign:
+            return True
+        if kind is cst.Assign:
+            if any(type(t.target) is cst.Subscript for t in node.targets):
+                return True
+        elif kind is cst.Call:
+            func = node.func
+            if type(func) is cst.Attribute:
+                name = func.attr.value
+                if table.is_inplace_method(name):
+                    return True
+            else:
+                name = func.value if type(func) is cst.Name else ""
+            if name.endswith("_") and not name.endswith("__"):
+                return True
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value in ("inplace", "out"):
+                    return True
+    return False
+
+
 def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
     """Whether ``func`` returns a value, and the names its return values are rooted at."""
     gives = False
     roots: set[str] = set()
-    for node in walk(func.body, skip=nested_scope):
-        if not isinstance(node, cst.Return) or node.value is None:
+    for node in own_nodes(func):
+        if type(node) is not cst.Return or node.value is None:
             continue
         if isinstance(node.value, cst.Name) and node.value.value == "None":
             continue

@@ -45,7 +45,8 @@ def shared_children() -> Iterator[None]:
         _shared = outer
 
 
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The node's child nodes in field order (cached inside :func:`shared_children`)."""
     cache = _shared
     if cache is not None:
         found = cache.get(id(node))
@@ -84,21 +85,51 @@ def events(
         stack.append((EXIT, node))
         if skip is not None and node is not root and skip(node):
             continue
-        stack.extend((ENTER, child) for child in reversed(_children(node)))
+        stack.extend((ENTER, child) for child in reversed(children_of(node)))
 
 
 def walk(
     root: cst.CSTNode, skip: Callable[[cst.CSTNode], bool] | None = None
 ) -> Iterator[cst.CSTNode]:
     """Every node under ``root`` (itself included), in source order."""
-    for entering, node in events(root, skip):
-        if entering:
-            yield node
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if skip is not None and node is not root and skip(node):
+            continue
+        stack.extend(reversed(children_of(node)))
+
+
+@cache
+def _expression_type(kind: type) -> bool:
+    return issubclass(kind, cst.BaseExpression)
+
+
+def is_expression(node: cst.CSTNode) -> bool:
+    """Expressions never hold statements (imports, definitions): walks may skip them."""
+    return _expression_type(type(node))
+
+
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def nested_scope(node: cst.CSTNode) -> bool:
     """Function and class bodies and lambdas: a separate scope from the one being walked."""
-    return isinstance(node, cst.FunctionDef | cst.ClassDef | cst.Lambda)
+    return type(node) in _SCOPE_TYPES
+
+
+def own_nodes(func: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The nodes of ``func``'s body outside nested scopes, in source order (cached like
+    children inside :func:`shared_children`)."""
+    cache = _shared
+    if cache is None:
+        return list(walk(func.body, skip=nested_scope))
+    key = -id(func)  # negative: never a node id of the children cache
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = list(walk(func.body, skip=nested_scope))
+    return found
 
 
 class Walker:
@@ -109,24 +140,30 @@ class Walker:
     """
 
     def run(self, root: cst.CSTNode) -> None:
-        handlers: dict[tuple[type, bool], Callable[[cst.CSTNode], object] | None] = {}
-
-        def handler(kind: type, entering: bool) -> Callable[[cst.CSTNode], object] | None:
-            key = (kind, entering)
-            if key not in handlers:
-                prefix = "visit_" if entering else "leave_"
-                handlers[key] = getattr(self, prefix + kind.__name__, None)
-            return handlers[key]
-
-        stack: list[tuple[bool, cst.CSTNode]] = [(ENTER, root)]
+        cls = type(self)
+        table = _HANDLERS.get(cls)
+        if table is None:
+            table = _HANDLERS[cls] = {}
+        stack: list[object] = [root]
         while stack:
-            entering, node = stack.pop()
-            method = handler(type(node), entering)
-            if not entering:
-                if method is not None:
-                    method(node)
+            item = stack.pop()
+            if type(item) is tuple:  # a pending leave_<Node>(node)
+                item[0](self, item[1])
                 continue
-            descend = method is None or method(node) is not False
-            stack.append((EXIT, node))
-            if descend:
-                stack.extend((ENTER, child) for child in reversed(_children(node)))
+            kind = type(item)
+            entry = table.get(kind)
+            if entry is None:
+                name = kind.__name__
+                entry = table[kind] = (
+                    getattr(cls, "visit_" + name, None),
+                    getattr(cls, "leave_" + name, None),
+                )
+            visit, leave = entry
+            if leave is not None:
+                stack.append((leave, item))
+            if visit is None or visit(self, item) is not False:
+                stack.extend(reversed(children_of(item)))  # type: ignore[arg-type]
+
+
+#: Per Walker subclass: node type -> its (visit_, leave_) functions, looked up once.
+_HANDLERS: dict[type, dict[type, tuple[Callable[..., object] | None, ...]]] = {}
