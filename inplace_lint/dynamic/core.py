@@ -1,5 +1,6 @@
 """Run a subject once with pass A, lint the files it touched, then flip each reached static
-finding to its out-of-place twin (pass B) and compare."""
+finding to its out-of-place twin (pass B: in the ``torch.fx`` graph where the model traces
+faithfully, else in the source) and compare."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
+from inplace_lint.dynamic.fxroute import FxRoute, prepare
 from inplace_lint.dynamic.passa import VERSION_ERROR, Hit
 from inplace_lint.dynamic.report import (
     CONFIRMED,
@@ -172,23 +174,45 @@ def _twins(
     confirmed: dict[int, Confirmed],
     report: Report,
 ) -> bool:
-    """Pass B: flip each candidate alone; return whether a flip removed the base's error."""
+    """Pass B: flip each candidate alone; return whether a flip removed the base's error.
+
+    A site goes through the traced model's graph (``fxroute``) where the model traces, the
+    graph reproduces the eager run and nodes at the site can be flipped; otherwise its
+    source twin runs eagerly.
+    """
     details: dict[int, str] = {}
     report._details = details  # type: ignore[attr-defined]
     fixed = False
-    done: dict[tuple[str, int], tuple[Outcome, float, str | None, bool]] = {}
+    done: dict[tuple[str, int], tuple[Outcome, float, str | None, bool, str]] = {}
+    routes: list[FxRoute | None] = []
+
+    def fx_route() -> FxRoute | None:
+        if not routes:
+            route, reason = prepare(subject, base)
+            routes.append(route)
+            if reason:
+                report.notes.append(f"pass B did not use torch.fx: {reason}")
+        return routes[0]
+
     for finding in candidates:
         if id(finding) in confirmed:
             continue
         site = index.site(finding)
         key = (site.path, site.line)
         if key not in done:
-            twin = run(subject, flip=key)
+            route = fx_route()
+            flips = route.flips(*key) if route is not None else None
+            twin, tail = None, ""
+            if route is not None and flips:
+                twin, tail = route.run(flips), " (torch.fx twin)"
+            if twin is None or not twin.flipped:
+                twin, tail = run(subject, flip=key), ""
             worst, where, differs = (0.0, None, False)
             if twin.flipped and twin.ok and base.ok:
                 worst, where, differs = compare(base.values, twin.values)
-            done[key] = (twin, worst, where, differs)
-        twin, worst, where, differs = done[key]
+            done[key] = (twin, worst, where, differs, tail)
+        twin, worst, where, differs, tail = done[key]
+        how = "torch.fx twin" if tail else "twin"
         if not twin.flipped:
             details[id(finding)] = "ran; could not flip this line to its out-of-place twin"
         elif base.error is not None:
@@ -196,20 +220,22 @@ def _twins(
                 fixed = True
                 evidence = (
                     f"the run raises {_describe(base.error)}; "
-                    f"its out-of-place twin at this line runs"
+                    f"its out-of-place twin at this line runs{tail}"
                 )
-                confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "raises", "twin")
+                confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "raises", how)
             else:
-                details[id(finding)] = "ran; the twin raises too"
+                details[id(finding)] = f"ran; the twin raises too{tail}"
         elif twin.error is not None:
-            details[id(finding)] = f"ran; the twin raises {_describe(twin.error)}"
+            details[id(finding)] = f"ran; the twin raises {_describe(twin.error)}{tail}"
         elif differs:
-            evidence = f"the out-of-place twin differs: largest difference {worst:.4g} in '{where}'"
-            confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "silent", "twin")
+            evidence = (
+                f"the out-of-place twin differs: largest difference {worst:.4g} in '{where}'{tail}"
+            )
+            confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "silent", how)
         elif not base.values:
             details[id(finding)] = "ran; nothing to compare"
         else:
-            details[id(finding)] = f"ran; the twin matches (largest difference {worst:.3g})"
+            details[id(finding)] = f"ran; the twin matches (largest difference {worst:.3g}){tail}"
     return fixed
 
 

@@ -30,7 +30,7 @@ from inplace_lint.dynamic import sites
 from inplace_lint.dynamic.passa import Detector, Hit
 from inplace_lint.twin import out_of_place_twin
 
-__all__ = ["BadInput", "Outcome", "Subject", "compare", "run"]
+__all__ = ["BadInput", "Outcome", "Subject", "compare", "environment", "run"]
 
 
 class BadInput(Exception):
@@ -62,6 +62,8 @@ class Subject:
     label: str = ""
     path: str | None = None
     seed: int = 0
+    #: Set by ``execute``: whether the subject built ``(model, inputs)`` and drove it.
+    builds: bool = False
 
     def execute(self, source: str | None) -> dict[str, torch.Tensor]:
         raise NotImplementedError
@@ -155,6 +157,7 @@ class FunctionSubject(Subject):
     def execute(self, source: str | None) -> dict[str, torch.Tensor]:
         result = _call_target(self._function(source), self.label)
         built = _as_build(result)
+        self.builds = built is not None
         if built is not None:
             return drive(*built, loss=self.loss)
         return result_snapshot(result)
@@ -191,11 +194,13 @@ class ObjectSubject(Subject):
         if not self.inputs and not isinstance(self.target, torch.nn.Module):
             result = self.target()
             built = _as_build(result)
+            self.builds = built is not None
             if built is not None:
                 return drive(*built, loss=self.loss)
             return result_snapshot(result)
         built = self.build(None)
         assert built is not None
+        self.builds = True
         return drive(*built, loss=self.loss)
 
 
@@ -521,6 +526,20 @@ def _quiet_and_restored(seed: int) -> Iterator[None]:
             os.chdir(cwd)
 
 
+@contextmanager
+def environment(subject: Subject) -> Iterator[None]:
+    """Seeded, warnings off, global state restored, the subject's folder on ``sys.path``."""
+    with _quiet_and_restored(subject.seed):
+        folder = os.path.dirname(subject.path) if subject.path is not None else None
+        if folder is not None:
+            sys.path.insert(0, folder)
+        try:
+            yield
+        finally:
+            if folder is not None:
+                _remove_path(folder)
+
+
 def run(
     subject: Subject,
     flip: tuple[str, int] | None = None,
@@ -540,11 +559,7 @@ def run(
                 outcome.flipped = stack.enter_context(swapped(path, line))
             if not outcome.flipped:
                 return outcome
-        stack.enter_context(_quiet_and_restored(subject.seed))
-        if subject.path is not None:
-            folder = os.path.dirname(subject.path)
-            sys.path.insert(0, folder)
-            stack.callback(_remove_path, folder)
+        stack.enter_context(environment(subject))
         detector = stack.enter_context(Detector()) if detect else None
         coverage = stack.enter_context(Coverage().active()) if cover else None
         try:
