@@ -122,14 +122,35 @@ def _screen_syntax(
         return _parse_error(path, exc.lineno or 1, exc.offset or 1, reason), None
     except (RecursionError, MemoryError, ValueError) as exc:
         return _parse_error(path, 1, 1, f"too complex to parse ({type(exc).__name__})"), None
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            line = getattr(node, "lineno", 1)
-            return _parse_error(path, line, 1, f"nested more than {MAX_DEPTH} levels deep"), None
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    deep = _too_deep(tree)
+    if deep is not None:
+        line = getattr(deep, "lineno", 1)
+        return _parse_error(path, line, 1, f"nested more than {MAX_DEPTH} levels deep"), None
     return None, tree
+
+
+#: stdlib node types that never have child nodes: the depth walk does not look inside them.
+_AST_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop)
+
+
+def _too_deep(tree: ast.AST) -> ast.AST | None:
+    """A node more than ``MAX_DEPTH`` levels down, if any (iterative: no recursion)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > MAX_DEPTH:
+            return node
+        depth += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _AST_LEAVES):
+                        push((item, depth))
+            elif isinstance(value, ast.AST) and not isinstance(value, _AST_LEAVES):
+                push((value, depth))
+    return None
 
 
 def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> list[Finding]:

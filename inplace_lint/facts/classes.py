@@ -10,7 +10,7 @@ import libcst as cst
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
-from inplace_lint.facts.walk import Walker, is_expression, walk
+from inplace_lint.facts.walk import is_expression, walk
 
 MODULE_BASES = ("torch.nn.Module",)
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
@@ -294,21 +294,13 @@ def _param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     return defaults
 
 
+_ASSIGNMENT_TYPES = frozenset({cst.Assign, cst.AnnAssign, cst.Call})
+
+
 def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
+    """Assignments and calls in ``func``, not in functions nested in it, in source order."""
+    return [node for node in walk(func, skip=_is_function) if type(node) in _ASSIGNMENT_TYPES]
 
-    class _Visitor(Walker):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            out.append(node)
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            out.append(node)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            out.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-    _Visitor().run(func)
-    return out
+def _is_function(node: cst.CSTNode) -> bool:
+    return type(node) is cst.FunctionDef

@@ -38,7 +38,14 @@ from inplace_lint.facts.ops import (
     load_table,
 )
 from inplace_lint.facts.summaries import Mutation, returns, summarize
-from inplace_lint.facts.walk import Walker, is_expression, nested_scope, shared_children, walk
+from inplace_lint.facts.walk import (
+    Walker,
+    children_of,
+    is_expression,
+    nested_scope,
+    shared_children,
+    walk,
+)
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -2239,29 +2246,41 @@ def _call_modes(
         target = node.func if isinstance(node, cst.Call) else node
         return (imports.qualify(target) or "") in _NO_GRAD
 
-    class _Visitor(Walker):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            grad_off.append(any(no_grad_call(d.decorator) for d in node.decorators))
-
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+    calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
+    aliases: dict[str, set[str]] = {}
+    callers: list[str] = [""]
+    decorated: set[str] = set()
+    stack: list[object] = [module]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is tuple:  # leaving a function (True) or a with block (False)
             grad_off.pop()
-
-        def visit_With(self, node: cst.With) -> None:
-            grad_off.append(grad_off[-1] or any(no_grad_call(i.item) for i in node.items))
-
-        def leave_With(self, original_node: cst.With) -> None:
-            grad_off.pop()
-
-        def visit_Call(self, node: cst.Call) -> None:
-            every_call.append(node)
-            name = dotted_name(node.func)
+            if node[0]:  # type: ignore[index]
+                callers.pop()
+            continue
+        if kind is cst.Call:
+            every_call.append(node)  # type: ignore[arg-type]
+            name = dotted_name(node.func)  # type: ignore[attr-defined]
             if name is not None and (name.count(".") == 0 or name.startswith("self.")):
                 short = name.rsplit(".", 1)[-1]
                 for callee in aliases.get(short, {short}):
                     calls.append((callee, callers[-1], grad_off[-1]))
-
-        def visit_Assign(self, node: cst.Assign) -> None:
+        elif kind is cst.FunctionDef:
+            assert isinstance(node, cst.FunctionDef)
+            off = any(no_grad_call(d.decorator) for d in node.decorators)
+            grad_off.append(off)
+            callers.append(node.name.value)
+            if off:
+                decorated.add(node.name.value)
+            stack.append((True,))
+        elif kind is cst.With:
+            assert isinstance(node, cst.With)
+            grad_off.append(grad_off[-1] or any(no_grad_call(i.item) for i in node.items))
+            stack.append((False,))
+        elif kind is cst.Assign:
             # func = _single_tensor_adam (or an if/else of two functions), then func(...)
+            assert isinstance(node, cst.Assign)
             choices = [node.value]
             if isinstance(node.value, cst.IfExp):
                 choices = [node.value.body, node.value.orelse]
@@ -2269,31 +2288,16 @@ def _call_modes(
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and names:
                     aliases.setdefault(target.target.value, set()).update(names)
-
-    calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
-    aliases: dict[str, set[str]] = {}
-    callers: list[str] = [""]
-    decorated: set[str] = set()
-
-    class _Named(_Visitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            super().visit_FunctionDef(node)
-            callers.append(node.name.value)
-            if grad_off[-1]:
-                decorated.add(node.name.value)
-
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            super().leave_FunctionDef(original_node)
-            callers.pop()
-
-    _Named().run(module)
+        stack.extend(reversed(children_of(node)))  # type: ignore[arg-type]
+    sites: dict[str, list[tuple[str, bool]]] = {}
+    for callee, caller, off in calls:
+        sites.setdefault(callee, []).append((caller, off))
     no_grad = set(decorated)
     changed = True
     while changed:  # a helper called only from no-grad code runs without grad too
         changed = False
-        for callee in {c for c, _, _ in calls} - no_grad:
-            sites = [(caller, off) for c, caller, off in calls if c == callee]
-            if sites and all(off or caller in no_grad for caller, off in sites):
+        for callee in sites.keys() - no_grad:
+            if all(off or caller in no_grad for caller, off in sites[callee]):
                 no_grad.add(callee)
                 changed = True
     for callee, caller, off in calls:
