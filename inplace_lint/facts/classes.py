@@ -298,9 +298,11 @@ _ASSIGNMENT_TYPES = frozenset({cst.Assign, cst.AnnAssign, cst.Call})
 
 
 def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:
-    """Assignments and calls in ``func``, not in functions nested in it, in source order."""
+    """Assignments and statement calls in ``func``, not in nested functions, in source order."""
     return [node for node in walk(func, skip=_is_function) if type(node) in _ASSIGNMENT_TYPES]
 
 
 def _is_function(node: cst.CSTNode) -> bool:
-    return type(node) is cst.FunctionDef
+    """Nested functions, and expressions: ``self.x = ...`` and ``self.register_buffer(...)``
+    are statements (a call is looked at where it is the whole statement)."""
+    return type(node) is cst.FunctionDef or is_expression(node)
