@@ -132,3 +132,31 @@ def test_integers_lists_and_item_sums_are_not_tensors() -> None:
         )
         == []
     )
+
+
+def test_linting_many_files_keeps_nothing_alive() -> None:
+    """Visitors made per call (and the trees their closures hold) die with the file."""
+    import gc
+    from pathlib import Path
+
+    from inplace_lint.facts.walk import Walker
+
+    def walker_classes() -> int:
+        pending = list(Walker.__subclasses__())
+        count = 0
+        while pending:
+            cls = pending.pop()
+            count += 1
+            pending.extend(cls.__subclasses__())
+        return count
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    texts = [p.read_text() for p in sorted(examples.glob("*.py"))]
+    assert texts
+    counts = []
+    for _ in range(3):
+        for text in texts:
+            assert lint_source(text, "x.py") is not None
+        gc.collect()
+        counts.append(walker_classes())
+    assert counts[0] == counts[1] == counts[2], counts

@@ -170,9 +170,12 @@ class Walker:
 
     def run(self, root: cst.CSTNode) -> None:
         cls = type(self)
-        table = _HANDLERS.get(cls)
+        # kept on the class itself: many visitors are classes made per call, and a table in a
+        # global dict would keep each of them (and the tree their closures see) alive
+        table = cls.__dict__.get("_handlers")
         if table is None:
-            table = _HANDLERS[cls] = {}
+            table = {}
+            cls._handlers = table  # type: ignore[attr-defined]
         stack: list[object] = [root]
         while stack:
             item = stack.pop()
@@ -193,6 +196,3 @@ class Walker:
             if visit is None or visit(self, item) is not False:
                 stack.extend(reversed(children_of(item)))  # type: ignore[arg-type]
 
-
-#: Per Walker subclass: node type -> its (visit_, leave_) functions, looked up once.
-_HANDLERS: dict[type, dict[type, tuple[Callable[..., object] | None, ...]]] = {}
