@@ -7,6 +7,7 @@ more than parsing. These generators only read the dataclass fields, in source or
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -18,7 +19,25 @@ ENTER, EXIT = True, False
 
 @cache
 def _child_fields(kind: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(kind))
+    """The fields of ``kind`` that may hold a node other than trivia (by their annotation)."""
+    return tuple(f.name for f in dataclasses.fields(kind) if not _never_content(f.type))
+
+
+def _never_content(annotation: object) -> bool:
+    """Whether a field so annotated holds only trivia, sentinels or plain values.
+
+    Anything not understood (a forward reference, say) counts as possibly content.
+    """
+    if typing.get_origin(annotation) is typing.Literal:
+        return True
+    args = typing.get_args(annotation)
+    if args:
+        return all(_never_content(arg) for arg in args)
+    if not isinstance(annotation, type):
+        return False
+    if issubclass(annotation, cst.CSTNode):
+        return issubclass(annotation, _TRIVIA)
+    return annotation in (str, bool, int, type(None), cst.MaybeSentinel)
 
 
 #: Whitespace, comments, punctuation and operators: nodes no fact is read from by walking
@@ -195,4 +214,3 @@ class Walker:
                 stack.append((leave, item))
             if visit is None or visit(self, item) is not False:
                 stack.extend(reversed(children_of(item)))  # type: ignore[arg-type]
-
