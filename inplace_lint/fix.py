@@ -28,10 +28,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from inplace_lint.facts.walk import children_of
 from inplace_lint.finding import Edit, Finding, Fix, Position
+from inplace_lint.positions import module_positions
 
 __all__ = ["attach_fixes"]
 
@@ -186,7 +187,7 @@ class _Fixer:
     ) -> None:
         self.module = module
         if positions is None:
-            positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+            positions = module_positions(module)
         self.pos: Mapping[cst.CSTNode, CodeRange] = positions
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.at: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}

@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from inplace_lint.facts.walk import children_of
+from inplace_lint.facts.walk import walk
 
 __all__ = ["module_positions", "positions_for"]
 
@@ -86,13 +86,7 @@ class _OnDemand(Mapping[cst.CSTNode, CodeRange]):
 
 
 def _holds(root: cst.CSTNode, wanted: set[int]) -> bool:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in wanted:
-            return True
-        stack.extend(children_of(node))
-    return False
+    return any(id(node) in wanted for node in walk(root))
 
 
 def _first_lines(module: cst.Module, tree: ast.Module) -> list[int] | None:

@@ -168,18 +168,13 @@ def _inplace_arg(call: cst.Call, index: int) -> bool:
 
 
 def collect_classes(
-    module: cst.Module,
-    imports: ImportTable,
-    table: OpTable | None = None,
-    statements: Iterable[cst.CSTNode] | None = None,
+    statements: Iterable[cst.CSTNode], imports: ImportTable, table: OpTable | None = None
 ) -> dict[str, ClassFacts]:
-    """Find every class in the file and classify it by its bases (transitively).
-
-    ``statements`` are the module's statement-level nodes when the caller already has them.
-    """
+    """Find every class among a module's ``statements`` (at any depth) and classify it by
+    its bases (transitively)."""
     found: dict[str, ClassFacts] = {}
     bases: dict[str, list[str]] = {}
-    for node in walk(module, skip=is_expression) if statements is None else statements:
+    for node in statements:
         if type(node) is not cst.ClassDef:
             continue
         facts = ClassFacts(name=node.name.value, node=node)
@@ -299,10 +294,12 @@ _ASSIGNMENT_TYPES = frozenset({cst.Assign, cst.AnnAssign, cst.Call})
 
 def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:
     """Assignments and statement calls in ``func``, not in nested functions, in source order."""
-    return [node for node in walk(func, skip=_is_function) if type(node) in _ASSIGNMENT_TYPES]
+    return [
+        node for node in walk(func, skip=_not_statement_level) if type(node) in _ASSIGNMENT_TYPES
+    ]
 
 
-def _is_function(node: cst.CSTNode) -> bool:
+def _not_statement_level(node: cst.CSTNode) -> bool:
     """Nested functions, and expressions: ``self.x = ...`` and ``self.register_buffer(...)``
     are statements (a call is looked at where it is the whole statement)."""
     return type(node) is cst.FunctionDef or is_expression(node)

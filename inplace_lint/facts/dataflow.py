@@ -266,7 +266,7 @@ class Analyzer:
         statements = list(walk(module, skip=is_expression))
         self._defs = [n for n in statements if type(n) is cst.FunctionDef]
         self.imports = ImportTable.from_statements(statements)
-        self.classes = collect_classes(module, self.imports, self.table, statements)
+        self.classes = collect_classes(statements, self.imports, self.table)
         self._containers_of: dict[int, frozenset[str]] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes)
         for facts in self.classes.values():

@@ -6,8 +6,6 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from inplace_lint.facts.walk import is_expression, walk
-
 #: Old or internal spellings mapped to the public names the op table uses.
 _PREFIX_ALIASES = (
     ("torch.nn.modules.activation.", "torch.nn."),
@@ -46,10 +44,6 @@ class ImportTable:
 
     def __init__(self) -> None:
         self._names: dict[str, str] = {}
-
-    @classmethod
-    def from_module(cls, module: cst.Module) -> ImportTable:
-        return cls.from_statements(walk(module, skip=is_expression))
 
     @classmethod
     def from_statements(cls, statements: Iterable[cst.CSTNode]) -> ImportTable:

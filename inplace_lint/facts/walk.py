@@ -14,8 +14,6 @@ from functools import cache
 
 import libcst as cst
 
-ENTER, EXIT = True, False
-
 
 @cache
 def _child_fields(kind: type) -> tuple[str, ...]:
@@ -114,26 +112,6 @@ def _list_children(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif _is_node_type(kind):
             out.append(value)
     return out
-
-
-def events(
-    root: cst.CSTNode, skip: Callable[[cst.CSTNode], bool] | None = None
-) -> Iterator[tuple[bool, cst.CSTNode]]:
-    """``(ENTER, node)`` before a node's children and ``(EXIT, node)`` after them.
-
-    ``skip(node)`` true means: do not descend into that node (it is still entered and left).
-    """
-    stack: list[tuple[bool, cst.CSTNode]] = [(ENTER, root)]
-    while stack:
-        entering, node = stack.pop()
-        if not entering:
-            yield EXIT, node
-            continue
-        yield ENTER, node
-        stack.append((EXIT, node))
-        if skip is not None and node is not root and skip(node):
-            continue
-        stack.extend((ENTER, child) for child in reversed(children_of(node)))
 
 
 def walk(
