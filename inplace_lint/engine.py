@@ -24,6 +24,7 @@ from inplace_lint.finding import Finding, Position, Related
 from inplace_lint.fix import attach_fixes
 from inplace_lint.noqa import noqa_map, suppressed
 from inplace_lint.positions import positions_for
+from inplace_lint.reparse import StatementReuse
 from inplace_lint.screen import may_contain_hazard
 from inplace_lint.source import DecodeError, decode
 
@@ -51,37 +52,61 @@ def lint_source(
     *,
     tree: ast.AST | None = None,
     noqa: bool = True,
+    reuse: StatementReuse | None = None,
 ) -> list[Finding]:
     """Lint Python source text; ``codes`` limits the rules (default: those on by default).
 
     ``tree`` is ``ast.parse(text)`` when the caller already has it (flake8 does), so the syntax
-    screen does not parse again; ``noqa=False`` keeps findings that ``# noqa`` would silence.
+    screen does not parse again; ``noqa=False`` keeps findings that ``# noqa`` would silence;
+    ``reuse`` keeps the statements of an earlier version of the same document (the language
+    server's edits), so only the changed ones are parsed again.
     """
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     if not may_contain_hazard(text, enabled):
         return []
+    # A syntax tree is a large acyclic heap: the cyclic collector's passes over it cost a
+    # fifth of the lint and free nothing, so it pauses for the file (reference counting
+    # still frees everything). It pauses before the stdlib parse too: in a long-lived
+    # process (the language server) that parse could set off a full pass over the heap.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _lint_screened(text, path, enabled, tree, noqa, reuse)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _lint_screened(
+    text: str,
+    path: str,
+    enabled: frozenset[str],
+    tree: ast.AST | None,
+    noqa: bool,
+    reuse: StatementReuse | None,
+) -> list[Finding]:
     problem, tree = _screen_syntax(text, path, tree)
     if problem is not None:
         return [problem]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
     budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
-    # A syntax tree is a large acyclic heap: the cyclic collector's passes over it cost a
-    # fifth of the lint and free nothing, so it pauses for the file (reference counting
-    # still frees everything).
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        module = cst.parse_module(text)
+        if reuse is not None and isinstance(tree, ast.Module):
+            module = reuse.parse(text, tree)
+        else:
+            module = cst.parse_module(text)
         with shared_children():
-            facts = analyze(module)
+            facts = analyze(module, memo=reuse.functions if reuse is not None else None)
             raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
             raw = _apply_precedence(raw)
             if not raw:
                 return []
             tops = tree if isinstance(tree, ast.Module) else None
-            positions = positions_for(module, tops, _nodes_to_place(raw))
-            placed = attach_fixes(module, _place(raw, path, positions), positions, text)
+            memo = reuse.positions if reuse is not None else None
+            positions = positions_for(module, tops, _nodes_to_place(raw), memo)
+            parents = reuse.parents if reuse is not None else None
+            placed = attach_fixes(module, _place(raw, path, positions), positions, text, parents)
         return _filter(placed, text) if noqa else sorted(placed, key=Finding.sort_key)
     except cst.ParserSyntaxError as exc:
         return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]
@@ -90,8 +115,6 @@ def lint_source(
     except OverBudget as exc:
         return [_parse_error(path, 1, 1, str(exc))]
     finally:
-        if collecting:
-            gc.enable()
         budget.stop()
         sys.setrecursionlimit(limit)
 

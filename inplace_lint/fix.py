@@ -34,7 +34,7 @@ from inplace_lint.facts.walk import children_of
 from inplace_lint.finding import Edit, Finding, Fix, Position
 from inplace_lint.positions import module_positions
 
-__all__ = ["attach_fixes"]
+__all__ = ["ParentMemo", "attach_fixes"]
 
 #: Codes whose fix makes the write out of place.
 
@@ -156,15 +156,18 @@ def attach_fixes(
     findings: Sequence[Finding],
     positions: Mapping[cst.CSTNode, CodeRange] | None = None,
     text: str | None = None,
+    parents: ParentMemo | None = None,
 ) -> list[Finding]:
     """``findings`` with a :class:`Fix` attached wherever this module knows one.
 
     ``positions`` holds the positions the caller has (at least every node of the top-level
-    statements with findings); ``text`` is the module's source when the caller has it.
+    statements with findings); ``text`` is the module's source when the caller has it;
+    ``parents`` keeps the parent links of unchanged top-level statements between versions
+    of one document (the language server's).
     """
     if not findings:
         return list(findings)
-    fixer = _Fixer(module, positions, text)
+    fixer = _Fixer(module, positions, text, parents)
     result = []
     cloned: set[tuple[int, str]] = set()
     for finding in findings:
@@ -176,6 +179,49 @@ def attach_fixes(
     return result
 
 
+_Links = tuple[dict[cst.CSTNode, cst.CSTNode], list[cst.Import | cst.ImportFrom]]
+
+
+def _links(root: cst.CSTNode) -> _Links:
+    """Parent links under ``root`` and its imports, in the order a stack walk meets them."""
+    parent: dict[cst.CSTNode, cst.CSTNode] = {}
+    imports: list[cst.Import | cst.ImportFrom] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Import or type(node) is cst.ImportFrom:
+            imports.append(node)
+        for child in children_of(node):
+            parent[child] = node
+            stack.append(child)
+    return parent, imports
+
+
+_ScopeIndex = tuple[dict[str, list[tuple[cst.Name, bool]]], set[str]]
+
+
+class ParentMemo:
+    """Parent links of one document's top-level statements, kept between its versions, and
+    the name indexes of its scopes and classes (each depends only on its own nodes)."""
+
+    def __init__(self) -> None:
+        self._links: dict[cst.CSTNode, _Links] = {}
+        self.scopes: dict[cst.CSTNode, _ScopeIndex] = {}
+        self.classes: dict[cst.ClassDef, dict[str, list[cst.Attribute]]] = {}
+
+    def links(self, statement: cst.CSTNode) -> _Links:
+        found = self._links.get(statement)
+        if found is None:
+            found = self._links[statement] = _links(statement)
+        return found
+
+    def keep(self, statements: Sequence[cst.CSTNode]) -> None:
+        """Forget the statements of older versions."""
+        current = set(statements)
+        for statement in [s for s in self._links if s not in current]:
+            del self._links[statement]
+
+
 class _Fixer:
     """Positions, parents and imports of one module, and the rewrites built from them."""
 
@@ -184,31 +230,37 @@ class _Fixer:
         module: cst.Module,
         positions: Mapping[cst.CSTNode, CodeRange] | None = None,
         text: str | None = None,
+        parents: ParentMemo | None = None,
     ) -> None:
         self.module = module
         if positions is None:
             positions = module_positions(module)
         self.pos: Mapping[cst.CSTNode, CodeRange] = positions
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.at: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
+        self.at: dict[tuple[int, int, int, int], list[cst.CSTNode]] | None = None
         self.aliases: dict[str, str] = {}
         self._text = text
-        for node, where in self.pos.items():
-            key = (where.start.line, where.start.column, where.end.line, where.end.column)
-            self.at.setdefault(key, []).append(node)
-        stack: list[cst.CSTNode] = [module]
-        while stack:
-            node = stack.pop()
-            if type(node) is cst.Import or type(node) is cst.ImportFrom:
+        children = children_of(module)
+        for child in children:
+            self.parent[child] = module
+        # the walk goes last statement first (a stack): an earlier import's alias wins
+        for child in reversed(children):
+            links, imports = _links(child) if parents is None else parents.links(child)
+            self.parent.update(links)
+            for node in imports:
                 self._record_import(node)
-            for child in children_of(node):
-                self.parent[child] = node
-                stack.append(child)
+        if parents is not None:
+            parents.keep(children)
         self._lines: list[str] | None = None
-        self._scopes: dict[
-            cst.CSTNode, tuple[dict[str, list[tuple[cst.Name, bool]]], set[str]]
-        ] = {}
+        self._scopes: dict[cst.CSTNode, _ScopeIndex] = {}
         self._classes: dict[cst.ClassDef, dict[str, list[cst.Attribute]]] = {}
+        if parents is not None:  # indexes of scopes and classes that are still in the tree
+            self._scopes = parents.scopes = {
+                k: v for k, v in parents.scopes.items() if k in self.parent
+            }
+            self._classes = parents.classes = {
+                k: v for k, v in parents.classes.items() if k in self.parent
+            }
 
     # ----------------------------------------------------------------- lookup helpers
 
@@ -253,13 +305,18 @@ class _Fixer:
         return name is not None and (name == "torch" or name.startswith("torch."))
 
     def node_at(self, finding: Finding) -> cst.CSTNode | None:
-        key = (
-            finding.start.line,
-            finding.start.column - 1,
-            finding.end.line,
-            finding.end.column - 1,
-        )
-        nodes = self.at.get(key, [])
+        start = (finding.start.line, finding.start.column - 1)
+        end = (finding.end.line, finding.end.column - 1)
+        nodes_at = getattr(self.pos, "nodes_at", None)
+        if nodes_at is not None:
+            nodes = nodes_at(start, end)
+        else:
+            if self.at is None:
+                self.at = {}
+                for node, where in self.pos.items():
+                    key = (where.start.line, where.start.column, where.end.line, where.end.column)
+                    self.at.setdefault(key, []).append(node)
+            nodes = self.at.get((*start, *end), [])
         for kind in (cst.Call, cst.AugAssign, cst.Subscript, cst.Assign):
             for node in nodes:
                 if isinstance(node, kind):
@@ -732,9 +789,7 @@ class _Fixer:
             bound_before = bound_before or (verdict == "bind" and earlier)
         return bound_before
 
-    def _scope_index(
-        self, scope: cst.CSTNode
-    ) -> tuple[dict[str, list[tuple[cst.Name, bool]]], set[str]]:
+    def _scope_index(self, scope: cst.CSTNode) -> _ScopeIndex:
         """The ``Name`` nodes of a scope by name (with whether they sit in a nested scope) and
         the names it declares ``global`` or ``nonlocal``; built once per scope."""
         cached = self._scopes.get(scope)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -27,6 +27,7 @@ from inplace_lint.facts.classes import (
     literal_bool,
 )
 from inplace_lint.facts.containers import container_params
+from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, Write, new_value
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import (
@@ -259,13 +260,18 @@ def _model_matches(hint: str, name: str) -> bool:
 class Analyzer:
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
 
-    def __init__(self, module: cst.Module, table: OpTable | None = None) -> None:
+    def __init__(
+        self, module: cst.Module, table: OpTable | None = None, memo: FunctionMemo | None = None
+    ) -> None:
         self.module = module
         self.table = table or load_table()
+        self._memo = memo
         # one walk over the statements (not into expressions) finds imports, classes, defs
         statements = list(walk(module, skip=is_expression))
         self._defs = [n for n in statements if type(n) is cst.FunctionDef]
         self.imports = ImportTable.from_statements(statements)
+        if memo is not None:
+            memo.start(self.imports, self.table, self._defs, module.body)
         self.classes = collect_classes(statements, self.imports, self.table)
         self._containers_of: dict[int, frozenset[str]] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes)
@@ -296,7 +302,7 @@ class Analyzer:
     def run(self) -> ev.Facts:
         self._collect_functions()
         calls: list[cst.Call] = []
-        self.call_modes = _call_modes(self.module, self.imports, calls)
+        self.call_modes = _call_modes(self.module, self.imports, calls, self._memo)
         self._summarize()
         self._chain_hazards(calls)
         module_ctx = Context(name="<module>", node=None)
@@ -330,11 +336,12 @@ class Analyzer:
                 continue
             skip_first = cls is not None and not _is_static(func)
             containers = self._container_params(func)
-            mutations = [
-                m
-                for m in summarize(func, skip_first, self.imports, self.table)
-                if m.param not in containers
-            ]
+            summary = (
+                summarize(func, skip_first, self.imports, self.table)
+                if self._memo is None
+                else self._memo.summary(func, skip_first, self.imports, self.table)
+            )
+            mutations = [m for m in summary if m.param not in containers]
             if mutations:
                 exempt = self._context(func, cls).exempt_args
                 self.summaries.setdefault(func.name.value, (mutations, exempt))
@@ -482,7 +489,9 @@ class Analyzer:
     def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
         found = self._containers_of.get(id(func))
         if found is None:
-            found = self._containers_of[id(func)] = container_params(func)
+            found = self._containers_of[id(func)] = (
+                container_params(func) if self._memo is None else self._memo.containers(func)
+            )
         return found
 
     def _lookup(self, name: str) -> list[Value] | None:
@@ -2232,15 +2241,22 @@ class Analyzer:
                 previous = element
 
 
+#: One event of the call walk: a call (node, callee name or None, caller, under no_grad) or
+#: an alias assignment (None, target name, the functions it may hold, "").
+CallEvent = tuple[cst.Call | None, str | None, frozenset[str] | str, bool | str]
+
+
 def _call_modes(
-    module: cst.Module, imports: ImportTable, every_call: list[cst.Call]
+    module: cst.Module,
+    imports: ImportTable,
+    every_call: list[cst.Call],
+    memo: FunctionMemo | None = None,
 ) -> dict[str, set[bool]]:
     """For each function name, whether its calls in this file run with grad on (True) or off.
 
     Every call in the module is appended to ``every_call``, in source order, on the way.
     """
     modes: dict[str, set[bool]] = {}
-    grad_off: list[bool] = [False]
 
     def no_grad_call(node: cst.BaseExpression) -> bool:
         target = node.func if isinstance(node, cst.Call) else node
@@ -2248,9 +2264,47 @@ def _call_modes(
 
     calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
     aliases: dict[str, set[str]] = {}
+    decorated: set[str] = set()
+    for statement in children_of(module):
+        if memo is None:
+            events, named = _call_events(statement, no_grad_call)
+        else:
+            events, named = memo.call_events(statement, lambda s: _call_events(s, no_grad_call))
+        decorated |= named
+        for node, short, caller, off in events:
+            if node is None:  # func = _single_tensor_adam, then func(...)
+                aliases.setdefault(short, set()).update(caller)  # type: ignore[arg-type]
+                continue
+            every_call.append(node)
+            if short is not None:
+                for callee in aliases.get(short, {short}):
+                    calls.append((callee, caller, off))  # type: ignore[arg-type]
+    sites: dict[str, list[tuple[str, bool]]] = {}
+    for callee, caller, off in calls:
+        sites.setdefault(callee, []).append((caller, off))
+    no_grad = set(decorated)
+    changed = True
+    while changed:  # a helper called only from no-grad code runs without grad too
+        changed = False
+        for callee in sites.keys() - no_grad:
+            if all(off or caller in no_grad for caller, off in sites[callee]):
+                no_grad.add(callee)
+                changed = True
+    for callee, caller, off in calls:
+        modes.setdefault(callee, set()).add(not (off or caller in no_grad))
+    return modes
+
+
+def _call_events(
+    root: cst.CSTNode, no_grad_call: Callable[[cst.BaseExpression], bool]
+) -> tuple[tuple[CallEvent, ...], frozenset[str]]:
+    """The calls and function aliases under one top-level statement, in source order, and
+    the functions it decorates with no_grad."""
+    events: list[CallEvent] = []
+    grad_off: list[bool] = [False]
     callers: list[str] = [""]
     decorated: set[str] = set()
-    stack: list[object] = [module]
+    stack: list[object] = [root]
     while stack:
         node = stack.pop()
         kind = type(node)
@@ -2260,12 +2314,11 @@ def _call_modes(
                 callers.pop()
             continue
         if kind is cst.Call:
-            every_call.append(node)  # type: ignore[arg-type]
             name = dotted_name(node.func)  # type: ignore[attr-defined]
+            short = None
             if name is not None and (name.count(".") == 0 or name.startswith("self.")):
                 short = name.rsplit(".", 1)[-1]
-                for callee in aliases.get(short, {short}):
-                    calls.append((callee, callers[-1], grad_off[-1]))
+            events.append((node, short, callers[-1], grad_off[-1]))  # type: ignore[arg-type]
         elif kind is cst.FunctionDef:
             assert isinstance(node, cst.FunctionDef)
             off = any(no_grad_call(d.decorator) for d in node.decorators)
@@ -2284,25 +2337,12 @@ def _call_modes(
             choices = [node.value]
             if isinstance(node.value, cst.IfExp):
                 choices = [node.value.body, node.value.orelse]
-            names = {c.value for c in choices if isinstance(c, cst.Name)}
+            names = frozenset(c.value for c in choices if isinstance(c, cst.Name))
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and names:
-                    aliases.setdefault(target.target.value, set()).update(names)
+                    events.append((None, target.target.value, names, ""))
         stack.extend(reversed(children_of(node)))  # type: ignore[arg-type]
-    sites: dict[str, list[tuple[str, bool]]] = {}
-    for callee, caller, off in calls:
-        sites.setdefault(callee, []).append((caller, off))
-    no_grad = set(decorated)
-    changed = True
-    while changed:  # a helper called only from no-grad code runs without grad too
-        changed = False
-        for callee in sites.keys() - no_grad:
-            if all(off or caller in no_grad for caller, off in sites[callee]):
-                no_grad.add(callee)
-                changed = True
-    for callee, caller, off in calls:
-        modes.setdefault(callee, set()).add(not (off or caller in no_grad))
-    return modes
+    return tuple(events), frozenset(decorated)
 
 
 def _mentions_inplace(test: cst.BaseExpression) -> bool:
@@ -2429,7 +2469,10 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
     return names
 
 
-def analyze(module: cst.Module, table: OpTable | None = None) -> ev.Facts:
-    """Run the dataflow pass over ``module``."""
+def analyze(
+    module: cst.Module, table: OpTable | None = None, memo: FunctionMemo | None = None
+) -> ev.Facts:
+    """Run the dataflow pass over ``module`` (``memo``: per-function facts kept between
+    versions of one document)."""
     with shared_children():
-        return Analyzer(module, table).run()
+        return Analyzer(module, table, memo).run()

@@ -74,6 +74,10 @@ class ImportTable:
                 local = alias.asname.name.value
             self._names[local] = f"{base}.{imported}"
 
+    def names(self) -> dict[str, str]:
+        """A copy of the table: local name -> qualified name."""
+        return dict(self._names)
+
     @property
     def imports_torch(self) -> bool:
         return any(q == "torch" or q.startswith("torch.") for q in self._names.values())
