@@ -506,3 +506,38 @@ async def test_bad_requests_get_errors_and_the_server_keeps_answering(
         types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(line, start))
     )
     assert hover is not None
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def slow_debounce(lsp_client: Client, tmp_path: Path):
+    params = _init_params(tmp_path)
+    params.initialization_options = {"debounceMs": 2000}
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_an_edit_after_a_pause_is_linted_at_once_and_a_burst_waits(
+    slow_debounce: Client, tmp_path: Path
+):
+    client = slow_debounce
+    uri = (tmp_path / "gate.py").as_uri()
+    await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
+    await asyncio.sleep(2.1)  # a quiet spell longer than the debounce
+    loop = asyncio.get_running_loop()
+    line, start, end = MASKED_FILL
+    began = loop.time()
+    fixed = _replace(line, start, end, "attn = attn.masked_fill(mask, 0.0)")
+    diagnostics = await _diagnostics(client, uri, 2, _edit(client, uri, 2, [fixed]))
+    leading = loop.time() - began
+    assert _spans(diagnostics) == [("IPL001", *GATE_MUL)]
+    # right after that lint began: the next edit waits for the typing to pause
+    began = loop.time()
+    line, start, end = GATE_MUL
+    diagnostics = await _diagnostics(
+        client, uri, 3, _edit(client, uri, 3, [_replace(line, start, end, "gate = gate * 2")])
+    )
+    trailing = loop.time() - began
+    assert diagnostics == []
+    assert leading < 1.5 <= trailing, (leading, trailing)

@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +35,12 @@ from inplace_lint.engine import MAX_BYTES, lint_source
 from inplace_lint.finding import Finding, Position
 from inplace_lint.lsp.actions import noqa_edit, split_lines
 from inplace_lint.lsp.settings import ConfigCache
+from inplace_lint.reparse import StatementReuse
 from inplace_lint.report import lsp as report
 
-#: Seconds to wait after the last keystroke before linting the buffer.
+#: The debounce window: an edit after a quiet spell this long is linted at once (leading
+#: edge); edits that follow a lint sooner, or arrive while one is waiting or running, are
+#: gathered into one lint this long after the last of them (trailing edge).
 DEBOUNCE_SECONDS = 0.05
 #: Stack for the lint thread: libcst's parser and the analysis recurse on deep code.
 _LINT_STACK_BYTES = 64 * 1024 * 1024
@@ -123,6 +127,9 @@ class InplaceLintServer(LanguageServer):
         self.debounce = debounce
         self.configs = ConfigCache()
         self.results: dict[str, Result] = {}
+        #: per open document, the libcst statements of its last lint (used on the lint thread)
+        self._reuse: dict[str, StatementReuse] = {}
+        self._last_start: dict[str, float] = {}  # when each document's last lint began
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._shown_errors: set[str] = set()
         self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inplace-lint")
@@ -159,12 +166,20 @@ class InplaceLintServer(LanguageServer):
             pending.cancel()
         self._pending[uri] = asyncio.ensure_future(self._lint_later(uri, delay))
 
+    def schedule_edit(self, uri: str) -> None:
+        """Lint ``uri`` after an edit: now after a quiet spell, else once typing pauses."""
+        now = time.monotonic()
+        quiet = now - self._last_start.get(uri, float("-inf")) >= self.debounce
+        self.schedule(uri, 0 if quiet and uri not in self._pending else self.debounce)
+
     def forget(self, uri: str) -> None:
         """Stop linting a closed document and clear its diagnostics."""
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
         self.results.pop(uri, None)
+        self._reuse.pop(uri, None)
+        self._last_start.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
@@ -184,6 +199,7 @@ class InplaceLintServer(LanguageServer):
             if document is None or not _is_python(document):
                 return
             version, text = document.version, document.source
+            self._last_start[uri] = time.monotonic()
             path = _document_path(uri)
             loop = asyncio.get_running_loop()
             outcome = await loop.run_in_executor(
@@ -232,7 +248,8 @@ class InplaceLintServer(LanguageServer):
                 where = Position(line, 1)
                 findings = [Finding(display, where, where, PARSE_ERROR, message)]
             else:
-                findings = lint_source(text, display, settings.codes)
+                reuse = self._reuse.setdefault(uri, StatementReuse())
+                findings = lint_source(text, display, settings.codes, reuse=reuse)
         lines = split_lines(text)
         diagnostics = tuple(report.to_diagnostic(f, uri, lines, encoding) for f in findings)
         result = Result(version, tuple(findings), diagnostics, text, settings.codes)
@@ -437,7 +454,7 @@ def build_server(debounce: float = DEBOUNCE_SECONDS) -> InplaceLintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: InplaceLintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, ls.debounce)
+        ls.schedule_edit(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: InplaceLintServer, params: types.DidSaveTextDocumentParams) -> None:
