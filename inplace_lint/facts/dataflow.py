@@ -168,6 +168,19 @@ def _merge_arms(
     return out
 
 
+#: Ops whose two results are (values, integer indices) when unpacked: ``v, i = x.topk(k)``.
+_VALUES_AND_INDICES = frozenset(
+    {"topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
+)
+
+
+def _returns_indices(source: cst.BaseExpression | None) -> bool:
+    """Whether ``source`` is a call of an op returning values and their integer indices."""
+    if not isinstance(source, cst.Call) or not isinstance(source.func, cst.Attribute):
+        return False  # ``x.topk(k)``, ``torch.sort(x)``; not the builtin ``max(pairs)``
+    return source.func.attr.value in _VALUES_AND_INDICES
+
+
 def _is_none(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -769,8 +782,13 @@ class Analyzer:
                 for element, value in zip(elements, sources, strict=True):
                     self._assign(element, [value], None)
                 return
-            for element in elements:
+            indices = len(elements) == 2 and _returns_indices(source)
+            for position, element in enumerate(elements):
                 inner = element.value if isinstance(element, cst.StarredElement) else element
+                if indices and position == 1:  # integer indices: no gradient flows back
+                    sure = any(v.kind is Kind.TENSOR and v.sure for v in values)
+                    self._assign(inner, [new_value(Kind.TENSOR, grad=0, sure=sure)], None)
+                    continue
                 derived = self._unknown(inputs=values)
                 if any(v.kind is Kind.TENSOR and v.sure for v in values):
                     derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both
@@ -789,7 +807,11 @@ class Analyzer:
             if target.attr.value == "requires_grad":
                 self._set_requires_grad(target.value, source)
                 return
-            self._eval(target.value)
+            self._meta += 1  # setting ``obj.attr`` does not read obj's old value
+            try:
+                self._eval(target.value)
+            finally:
+                self._meta -= 1
             name = dotted_name(target)
             scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
             if name is not None:
