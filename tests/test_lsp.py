@@ -267,7 +267,11 @@ async def test_rapid_edits_publish_only_the_latest_text(client: Client, tmp_path
         end = start + len(text)
     diagnostics = await _diagnostics(client, uri, 4, mark)
     assert _spans(diagnostics) == [("IPL001", *GATE_MUL)]
-    assert all(p.version in (None, 4) for p in client.published[mark:] if p.uri == uri)
+    # the first edit of the burst is linted at once (leading edge) and may be published if
+    # that lint ends before the next edit is read; the middle one never is, the last one is
+    versions = [p.version for p in client.published[mark:] if p.uri == uri]
+    assert versions[-1] == 4
+    assert set(versions) <= {2, 4}
 
 
 @pytest.mark.asyncio
