@@ -3,12 +3,13 @@
 For every corpus that ``bench/corpora.py`` unpacked under ``bench/.corpora/<name>-<version>/``
 this runs the linter exactly as a user would, with the default rule set::
 
-    python -m inplace_lint check --isolated --exit-zero bench/.corpora/<name>-<version>
+    python -m inplace_lint check --isolated --exit-zero --no-cache bench/.corpora/<name>-<version>
 
-and records the number of ``.py`` files, the wall-clock seconds, and the number of findings per
-code. The raw findings are written to ``bench/.corpora/findings-<name>.txt`` (one finding a line;
-a message that spans lines is kept as printed) and a small JSON summary next to them, so that a
-later run can be compared with an earlier one.
+(``--no-cache``: the seconds are a cold run's, and the corpora leave no cache in the
+repository) and records the number of ``.py`` files, the wall-clock seconds, and the number of
+findings per code. The raw findings are written to ``bench/.corpora/findings-<name>.txt`` (one
+finding a line; a message that spans lines is kept as printed) and a small JSON summary next to
+them, so that a later run can be compared with an earlier one.
 
 If the linter stops with an internal error (it then prints no findings at all), the corpus is
 bisected over explicit file lists until every crashing file is isolated; the crashes are listed
@@ -106,7 +107,16 @@ def split_findings(stdout: str) -> list[str]:
 
 def lint(targets: Sequence[str], python: str) -> Run:
     """Run the linter once over ``targets`` (a folder or explicit files) from the repo root."""
-    command = [python, "-m", "inplace_lint", "check", "--isolated", "--exit-zero", *targets]
+    command = [
+        python,
+        "-m",
+        "inplace_lint",
+        "check",
+        "--isolated",
+        "--exit-zero",
+        "--no-cache",
+        *targets,
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
