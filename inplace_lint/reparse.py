@@ -73,14 +73,16 @@ class StatementReuse:
         pieces: list[_Piece] = []
         for begin, end in itertools.pairwise(cuts):
             key = (text[begin:end], begin == 0)
-            piece = previous.get(key) or current.get(key)
+            # a node may sit at one place only: a segment repeated in this text (the same
+            # statement twice) gets nodes of its own, parsed again each time
+            piece = None if key in current else previous.get(key)
             if piece is None:
                 try:
                     piece = _piece(*key)
                 except cst.ParserSyntaxError:  # report it at its place in the whole text
                     self._pieces = {}
                     return cst.parse_module(text)
-            current[key] = piece
+            current.setdefault(key, piece)
             pieces.append(piece)
         self._pieces = current
         assembled = _assemble(pieces)

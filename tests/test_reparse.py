@@ -234,20 +234,51 @@ def test_semantic_edits_give_what_a_fresh_lint_gives() -> None:
     assert len(seen) > 1  # the edits do change the findings
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LABELLED = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "tests" / "cases").rglob("*.py")])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    path=st.sampled_from(sorted((ROOT / "examples").glob("*.py"))),
-    moves=st.lists(st.tuples(st.sampled_from(["drop", "copy"]), st.floats(0, 1)), max_size=5),
+    path=st.sampled_from(LABELLED),
+    moves=st.lists(
+        st.tuples(st.sampled_from(["drop", "copy", "swap"]), st.floats(0, 1), st.floats(0, 1)),
+        max_size=5,
+    ),
 )
 def test_random_line_edits_lint_as_a_fresh_lint_does(
-    path: Path, moves: list[tuple[str, float]]
+    path: Path, moves: list[tuple[str, float, float]]
 ) -> None:
     reuse = StatementReuse()
     text = path.read_text(encoding="utf-8")
-    assert lint_source(text, "m.py", reuse=reuse) == lint_source(text, "m.py")
-    for move, fraction in moves:
+    codes = {f"IPL00{n}" for n in range(1, 9)}
+    assert lint_source(text, "m.py", codes, reuse=reuse) == lint_source(text, "m.py", codes)
+    for move, fraction, other in moves:
         lines = text.splitlines(keepends=True)
         at = min(int(fraction * len(lines)), len(lines) - 1)
-        lines[at : at + 1] = [] if move == "drop" else [lines[at], lines[at]]
+        if move == "swap":
+            to = min(int(other * len(lines)), len(lines) - 1)
+            lines[at], lines[to] = lines[to], lines[at]
+        else:
+            lines[at : at + 1] = [] if move == "drop" else [lines[at], lines[at]]
         text = "".join(lines)
-        assert lint_source(text, "m.py", reuse=reuse) == lint_source(text, "m.py")
+        fresh = lint_source(text, "m.py", codes)
+        assert lint_source(text, "m.py", codes, reuse=reuse) == fresh
+
+
+def test_a_repeated_statement_gets_nodes_of_its_own() -> None:
+    text = textwrap.dedent(
+        """\
+        import torch
+
+        h = torch.sigmoid(torch.randn(3, requires_grad=True))
+        state = {"h": h}
+        h.add_(1)
+        h.add_(1)
+        change = h - state["h"]
+        """
+    )
+    reuse = StatementReuse()
+    for version in (text, text.replace("h.add_(1)\n", "h.add_(1)\nh.add_(1)\n", 1), text):
+        module = _check(reuse, version)
+        assert len({id(s) for s in module.body}) == len(module.body)
+        assert lint_source(version, "m.py", reuse=reuse) == lint_source(version, "m.py")
