@@ -103,7 +103,7 @@ def _cuts(text: str, tree: ast.Module) -> list[int] | None:
         if first <= last or last >= len(starts):
             continue  # ``a = 1; b = 2``: one line, one segment
         gap = text[starts[last] : starts[first - 1]]
-        if any(_INDENTED.match(line) for line in gap.splitlines()):
+        if any(_INDENTED.match(line) for line in _NEWLINE.split(gap)):
             continue
         cuts.append(starts[last])
     if len(cuts) == 1:

@@ -52,6 +52,8 @@ TRICKY = {
     "docstring and blank header": '\n\n"""doc"""\n\n\nimport torch\n',
     "continuation": "x = (1,\n     2)\ny = 1 + \\\n    2\n",
     "form feed": "a = 1\n\x0c\ndef f():\n    pass\n",
+    "form feed before a comment after a block": "def f():\n    x = 1\n\x0c# c\ny = 2\n",
+    "form feed and an indented comment": "def f():\n    x = 1\n\x0c    # c\ny = 2\n",
 }
 
 
