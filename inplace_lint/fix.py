@@ -32,7 +32,7 @@ from libcst.metadata import CodeRange
 
 from inplace_lint.facts.walk import children_of
 from inplace_lint.finding import Edit, Finding, Fix, Position
-from inplace_lint.positions import module_positions
+from inplace_lint.positions import Range, by_range, module_positions
 
 __all__ = ["ParentMemo", "attach_fixes"]
 
@@ -237,7 +237,7 @@ class _Fixer:
             positions = module_positions(module)
         self.pos: Mapping[cst.CSTNode, CodeRange] = positions
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.at: dict[tuple[int, int, int, int], list[cst.CSTNode]] | None = None
+        self.at: dict[Range, list[cst.CSTNode]] | None = None
         self.aliases: dict[str, str] = {}
         self._text = text
         children = children_of(module)
@@ -312,10 +312,7 @@ class _Fixer:
             nodes = nodes_at(start, end)
         else:
             if self.at is None:
-                self.at = {}
-                for node, where in self.pos.items():
-                    key = (where.start.line, where.start.column, where.end.line, where.end.column)
-                    self.at.setdefault(key, []).append(node)
+                self.at = by_range(self.pos)
             nodes = self.at.get((*start, *end), [])
         for kind in (cst.Call, cst.AugAssign, cst.Subscript, cst.Assign):
             for node in nodes:

@@ -19,9 +19,10 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from inplace_lint.facts.walk import walk
 
-__all__ = ["PositionMemo", "module_positions", "positions_for"]
+__all__ = ["PositionMemo", "by_range", "module_positions", "positions_for"]
 
 Positions = Mapping[cst.CSTNode, CodeRange]
+Range = tuple[int, int, int, int]
 
 
 def module_positions(module: cst.Module) -> Positions:
@@ -46,24 +47,24 @@ def positions_for(
     wanted = {id(node) for node in nodes}
     if memo is not None:
         return memo.positions(module, starts, wanted)
-    provider = PositionProvider()
+    known: dict[cst.CSTNode, CodeRange] = {}
     for index, statement in enumerate(module.body):
         if not _holds(statement, wanted):
             continue
-        try:
-            state = PositionProvidingCodegenState(
-                default_indent=module.default_indent,
-                default_newline=module.default_newline,
-                provider=provider,
-            )
-            state.line = starts[index] - len(statement.leading_lines)
-            statement._codegen(state)
-            where = provider._computed.get(statement)
-        except (AttributeError, TypeError):  # libcst internals moved: take the slow route
+        computed = _generate(module, statement, starts[index])
+        if computed is None:
             return module_positions(module)
-        if where is None or where.start.line != starts[index] or where.start.column != 0:
-            return module_positions(module)
-    return _OnDemand(module, provider._computed)
+        known.update(computed)
+    return _OnDemand(module, known)
+
+
+def by_range(positions: Mapping[cst.CSTNode, CodeRange]) -> dict[Range, list[cst.CSTNode]]:
+    """Nodes by the range they cover: (start line, start column, end line, end column)."""
+    found: dict[Range, list[cst.CSTNode]] = {}
+    for node, where in positions.items():
+        key = (where.start.line, where.start.column, where.end.line, where.end.column)
+        found.setdefault(key, []).append(node)
+    return found
 
 
 class _OnDemand(Mapping[cst.CSTNode, CodeRange]):
@@ -101,15 +102,12 @@ class _Statement:
         self.ids = frozenset(id(node) for node in walk(statement))
         self.line = 0  # the line the statement started on when its positions were computed
         self.known: dict[cst.CSTNode, CodeRange] | None = None
-        self._at: dict[tuple[int, int, int, int], list[cst.CSTNode]] | None = None
+        self._at: dict[Range, list[cst.CSTNode]] | None = None
 
-    def at(self) -> dict[tuple[int, int, int, int], list[cst.CSTNode]]:
+    def at(self) -> dict[Range, list[cst.CSTNode]]:
         """Nodes by the range they cover, at the line the statement was computed at."""
         if self._at is None:
-            self._at = {}
-            for node, where in (self.known or {}).items():
-                key = (where.start.line, where.start.column, where.end.line, where.end.column)
-                self._at.setdefault(key, []).append(node)
+            self._at = by_range(self.known or {})
         return self._at
 
 
@@ -154,12 +152,13 @@ def _generate(
         )
         state.line = line - len(statement.leading_lines)
         statement._codegen(state)
+        computed = provider._computed
     except (AttributeError, TypeError):  # libcst internals moved: take the slow route
         return None
-    where = provider._computed.get(statement)
+    where = computed.get(statement)
     if where is None or where.start.line != line or where.start.column != 0:
         return None
-    return provider._computed
+    return computed
 
 
 class _Layered(Mapping[cst.CSTNode, CodeRange]):
@@ -173,7 +172,7 @@ class _Layered(Mapping[cst.CSTNode, CodeRange]):
         self._module = module
         self._layers = layers
         self._whole: Positions | None = None
-        self._whole_at: dict[tuple[int, int, int, int], list[cst.CSTNode]] | None = None
+        self._whole_at: dict[Range, list[cst.CSTNode]] | None = None
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         if self._whole is None:
@@ -203,10 +202,7 @@ class _Layered(Mapping[cst.CSTNode, CodeRange]):
         """Every known node covering exactly ``start`` to ``end`` (lines 1-based)."""
         if self._whole is not None:
             if self._whole_at is None:
-                self._whole_at = {}
-                for node, where in self._whole.items():
-                    key = (where.start.line, where.start.column, where.end.line, where.end.column)
-                    self._whole_at.setdefault(key, []).append(node)
+                self._whole_at = by_range(self._whole)
             return self._whole_at.get((*start, *end), [])
         found: list[cst.CSTNode] = []
         for entry, delta in self._layers:
