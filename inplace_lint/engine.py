@@ -19,6 +19,7 @@ from inplace_lint.budget import Budget, OverBudget
 from inplace_lint.checks import PARSE_ERROR, RawFinding, all_rules
 from inplace_lint.config import Config
 from inplace_lint.facts.dataflow import analyze
+from inplace_lint.facts.ops import load_table
 from inplace_lint.facts.walk import shared_children
 from inplace_lint.finding import Finding, Position, Related
 from inplace_lint.fix import attach_fixes
@@ -90,6 +91,7 @@ def _lint_screened(
         return [problem]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
+    load_table()  # loaded once per process: setting up is not this file's analysis time
     budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
     try:
         if reuse is not None and isinstance(tree, ast.Module):
