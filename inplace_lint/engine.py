@@ -23,6 +23,7 @@ from inplace_lint.facts.ops import load_table
 from inplace_lint.facts.walk import shared_children
 from inplace_lint.finding import Finding, Position, Related
 from inplace_lint.fix import attach_fixes
+from inplace_lint.from_ast import Unsupported, module_from_ast
 from inplace_lint.noqa import noqa_map, suppressed
 from inplace_lint.positions import positions_for
 from inplace_lint.reparse import StatementReuse
@@ -94,6 +95,8 @@ def _lint_screened(
     load_table()  # loaded once per process: setting up is not this file's analysis time
     budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
     try:
+        if reuse is None and isinstance(tree, ast.Module) and not _has_findings(tree, enabled):
+            return []
         if reuse is not None and isinstance(tree, ast.Module):
             module = reuse.parse(text, tree)
         else:
@@ -119,6 +122,24 @@ def _lint_screened(
     finally:
         budget.stop()
         sys.setrecursionlimit(limit)
+
+
+def _has_findings(tree: ast.Module, enabled: frozenset[str]) -> bool:
+    """Whether the analysis finds anything on a tree built from the stdlib one.
+
+    Most files have no finding, and this answers for them at a fraction of the cost of
+    libcst's parser; a file with findings is analysed again on libcst's own tree, which places
+    them and builds their fixes. A construct the builder does not make counts as a finding.
+    """
+    try:
+        module = module_from_ast(tree)
+    except Unsupported:
+        return True
+    with shared_children():
+        facts = analyze(module)
+        return any(
+            _apply_precedence([f for r in all_rules() if r.code in enabled for f in r.check(facts)])
+        )
 
 
 def _nodes_to_place(raw: list[RawFinding]) -> Iterator[cst.CSTNode]:

@@ -206,7 +206,7 @@ def test_broken_configuration_is_one_line(work: Path, toml: str) -> None:
 
 def test_a_file_over_the_time_budget_is_ipl999_and_the_run_goes_on(work: Path) -> None:
     slow = "import torch\nh = torch.sigmoid(torch.randn(3, requires_grad=True))\n"
-    slow += "".join(f"y{i} = h * {i}\n" for i in range(4000)) + "h.mul_(2)\n"
+    slow += "".join(f"y{i} = h * {i}\n" for i in range(20000)) + "h.mul_(2)\n"
     (work / "slow.py").write_text(slow, encoding="utf-8")
     budget = {"INPLACE_LINT_TIME_BUDGET": "0.2"}
     code, out, err, seconds = cli(work, "--jobs", "1", ".", env=budget)
