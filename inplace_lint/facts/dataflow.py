@@ -104,6 +104,20 @@ _EXEMPT_DATA_WORDS = (
 )  # fmt: skip
 
 
+#: Constants: never tensors.
+_LITERALS = frozenset(
+    {
+        cst.Integer,
+        cst.Float,
+        cst.Imaginary,
+        cst.SimpleString,
+        cst.ConcatenatedString,
+        cst.FormattedString,
+        cst.Ellipsis,
+    }
+)
+
+
 def _short(qualname: str) -> str:
     for prefix, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn.")):
         if qualname.startswith(prefix):
@@ -899,12 +913,17 @@ class Analyzer:
     def _eval(self, node: cst.BaseExpression | None) -> list[Value]:
         if node is None:
             return []
-        if isinstance(node, cst.Name):
-            return self._eval_name(node)
-        if isinstance(node, cst.Attribute):
-            return self._eval_attribute(node)
-        if isinstance(node, cst.Call):
-            return self._eval_call(node)
+        # libcst's node classes have an ABC metaclass, which makes isinstance slow; these
+        # are concrete classes without subclasses, so their type says the same
+        kind = type(node)
+        if kind is cst.Name:
+            return self._eval_name(node)  # type: ignore[arg-type]
+        if kind is cst.Attribute:
+            return self._eval_attribute(node)  # type: ignore[arg-type]
+        if kind is cst.Call:
+            return self._eval_call(node)  # type: ignore[arg-type]
+        if kind in _LITERALS:
+            return [new_value(Kind.OTHER)]
         if isinstance(node, cst.BinaryOperation):
             left = self._eval(node.left)
             right = self._eval(node.right)
@@ -1020,17 +1039,6 @@ class Analyzer:
         if isinstance(node, cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp):
             return [self._comprehension(node)]
         if isinstance(node, cst.Lambda):
-            return [new_value(Kind.OTHER)]
-        if isinstance(
-            node,
-            cst.Integer
-            | cst.Float
-            | cst.Imaginary
-            | cst.SimpleString
-            | cst.ConcatenatedString
-            | cst.FormattedString
-            | cst.Ellipsis,
-        ):
             return [new_value(Kind.OTHER)]
         return [self._unknown()]
 

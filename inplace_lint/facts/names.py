@@ -25,13 +25,17 @@ _PREFIX_ALIASES = (
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
+    kind = type(node)
+    if kind is cst.Name:  # the common case; type(), as isinstance on libcst's ABCs is slow
+        return node.value  # type: ignore[attr-defined]
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    while kind is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node)
+    if kind is not cst.Name:
         return None
-    parts.append(node.value)
+    parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
 
 

@@ -7,6 +7,7 @@ more than parsing. These generators only read the dataclass fields, in source or
 from __future__ import annotations
 
 import dataclasses
+import operator
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -102,15 +103,46 @@ def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
     return _list_children(node)
 
 
+#: Per node type: one getter of its content fields (a tuple of their values) and their count.
+_GETTERS: dict[type, tuple[Callable[[cst.CSTNode], object], int]] = {}
+#: Per type met in a content field: whether it is a node walks visit (filled as met).
+_VISITED: dict[type, bool] = {}
+
+
+def _getter(kind: type) -> tuple[Callable[[cst.CSTNode], object], int]:
+    names = _child_fields(kind)
+    found = (operator.attrgetter(*names) if names else _no_fields, len(names))
+    _GETTERS[kind] = found
+    return found
+
+
+def _no_fields(node: cst.CSTNode) -> tuple[()]:
+    return ()
+
+
+def _visited(kind: type) -> bool:
+    found = _VISITED[kind] = _is_node_type(kind)
+    return found
+
+
 def _list_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    getter, count = _GETTERS.get(type(node)) or _getter(type(node))
+    values = getter(node)
+    if count == 1:
+        values = (values,)
     out: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
+    visited = _VISITED
+    for value in values:  # type: ignore[union-attr]
         kind = type(value)
         if kind is tuple or kind is list:
-            out.extend(item for item in value if _is_node_type(type(item)))
-        elif _is_node_type(kind):
-            out.append(value)
+            for item in value:
+                flag = visited.get(type(item))
+                if flag or (flag is None and _visited(type(item))):
+                    out.append(item)
+        else:
+            flag = visited.get(kind)
+            if flag or (flag is None and _visited(kind)):
+                out.append(value)
     return out
 
 
