@@ -17,6 +17,8 @@ FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
 OPTIMIZER_BASES = ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer")
 _VIEW_MODULES = frozenset({"torch.nn.Flatten", "torch.nn.Unflatten", "torch.nn.Identity"})
 _CONTAINERS = frozenset({"torch.nn.Sequential"})
+MODULE_LISTS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict"})
+_LIST_METHODS = frozenset({"append", "extend", "insert"})
 
 
 @dataclass
@@ -103,6 +105,73 @@ class ModuleResolver:
             saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
             has_parameters=info.has_parameters,
         )
+
+    def members(self, expr: cst.BaseExpression, statements: list[cst.CSTNode]) -> tuple[str, ...]:
+        """The same-file module classes that ``nn.ModuleList(expr)`` holds.
+
+        ``expr`` is a literal, a comprehension, or a list named in the same method and filled
+        there (``blocks.append(Block(...))``); members of other classes are left out.
+        """
+        found: set[str] = set()
+        for element in self._member_exprs(expr, statements):
+            found.update(self.member_class(element))
+        return tuple(sorted(found))
+
+    def _member_exprs(
+        self, expr: cst.BaseExpression, statements: list[cst.CSTNode]
+    ) -> list[cst.BaseExpression]:
+        if isinstance(expr, cst.List | cst.Tuple | cst.Set):
+            return [e.value for e in expr.elements]
+        if isinstance(expr, cst.ListComp | cst.GeneratorExp | cst.SetComp):
+            return [expr.elt]
+        if isinstance(expr, cst.Dict):
+            return [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+        if isinstance(expr, cst.DictComp):
+            return [expr.value]
+        if not isinstance(expr, cst.Name):
+            return []
+        name = expr.value
+        out: list[cst.BaseExpression] = []
+        for stmt in statements:
+            assigned = isinstance(stmt, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in stmt.targets
+            )
+            extended = (
+                isinstance(stmt, cst.AugAssign)
+                and isinstance(stmt.target, cst.Name)
+                and stmt.target.value == name
+            )
+            if assigned or extended:
+                out += self._member_exprs(stmt.value, [])  # type: ignore[attr-defined]
+            elif (
+                isinstance(stmt, cst.Call)
+                and isinstance(stmt.func, cst.Attribute)
+                and isinstance(stmt.func.value, cst.Name)
+                and stmt.func.value.value == name
+                and stmt.func.attr.value in _LIST_METHODS
+                and stmt.args
+            ):
+                added = stmt.args[-1].value
+                if stmt.func.attr.value == "extend":
+                    out += self._member_exprs(added, [])
+                else:
+                    out.append(added)
+        return out
+
+    def member_class(self, expr: cst.BaseExpression) -> list[str]:
+        """``Block(...)`` or the classmethod constructor ``Block.from_config(...)``."""
+        if isinstance(expr, cst.IfExp):
+            return self.member_class(expr.body) + self.member_class(expr.orelse)
+        if not isinstance(expr, cst.Call):
+            return []
+        name = dotted_name(expr.func)
+        if name is None:
+            return []
+        for candidate in (name, name.rpartition(".")[0]):
+            cls = self.classes.get(candidate)
+            if cls is not None and cls.is_module:
+                return [candidate]
+        return []
 
     def _elements(self, call: cst.Call) -> tuple[ModuleSpec, ...] | None:
         members: list[cst.BaseExpression] = []
@@ -219,14 +288,16 @@ def collect_attributes(facts: ClassFacts, resolver: ModuleResolver) -> None:
     """Fill ``facts.modules``/``parameters``/``buffers`` from ``self.x = ...`` in methods."""
     for method in facts.methods.values():
         defaults = _param_defaults(method)
-        for stmt in _assignments(method):
+        statements = _assignments(method)
+        for stmt in statements:
             if isinstance(stmt, cst.Assign):
                 for target in stmt.targets:
-                    _record(facts, resolver, target.target, stmt.value, defaults)
+                    _record(facts, resolver, target.target, stmt.value, defaults, statements)
             elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
-                _record(facts, resolver, stmt.target, stmt.value, defaults)
+                _record(facts, resolver, stmt.target, stmt.value, defaults, statements)
             elif isinstance(stmt, cst.Call):
                 _record_register(facts, stmt)
+                _record_member(facts, resolver, stmt)
 
 
 def _record(
@@ -235,6 +306,7 @@ def _record(
     target: cst.BaseExpression,
     value: cst.BaseExpression,
     defaults: dict[str, cst.BaseExpression],
+    statements: list[cst.CSTNode],
 ) -> None:
     name = dotted_name(target)
     if name is None or not name.startswith("self.") or name.count(".") != 1:
@@ -247,6 +319,14 @@ def _record(
             return
         if qualified == "torch.nn.Buffer":
             facts.buffers.add(attr)
+            return
+        if qualified in MODULE_LISTS:
+            first = value.args[0] if value.args and not value.args[0].star else None
+            members = resolver.members(first.value, statements) if first is not None else ()
+            earlier = facts.modules.get(attr)
+            if earlier is not None and earlier.qualname == qualified:
+                members = tuple(sorted({*earlier.members, *members}))
+            facts.modules[attr] = ModuleSpec(qualname=qualified, node=value, members=members)
             return
     spec = resolver.spec(value, defaults)
     if spec is None:
@@ -265,6 +345,26 @@ def _record(
         classes = {c for s in (earlier, spec) for c in (s.user_class, *s.candidates) if c}
         spec = ModuleSpec(qualname=None, node=value, candidates=tuple(sorted(classes)))
     facts.modules[attr] = spec
+
+
+def _record_member(facts: ClassFacts, resolver: ModuleResolver, call: cst.Call) -> None:
+    """``self.blocks.append(Block(...))`` adds a member class to ``self.blocks``."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _LIST_METHODS:
+        return
+    name = dotted_name(func.value)
+    if name is None or not name.startswith("self.") or name.count(".") != 1 or not call.args:
+        return
+    spec = facts.modules.get(name[5:])
+    if spec is None or spec.qualname not in MODULE_LISTS:
+        return
+    added = call.args[-1].value
+    if func.attr.value == "extend":
+        members = resolver.members(added, [])
+    else:
+        members = tuple(resolver.member_class(added))
+    if members:
+        facts.modules[name[5:]] = replace(spec, members=tuple(sorted({*spec.members, *members})))
 
 
 def _record_register(facts: ClassFacts, call: cst.Call) -> None:
@@ -289,7 +389,7 @@ def _param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     return defaults
 
 
-_ASSIGNMENT_TYPES = frozenset({cst.Assign, cst.AnnAssign, cst.Call})
+_ASSIGNMENT_TYPES = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Call})
 
 
 def _assignments(func: cst.FunctionDef) -> list[cst.CSTNode]:

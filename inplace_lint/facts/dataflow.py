@@ -222,6 +222,9 @@ class _Pending:
     written_name: str | None
     written: list[Value] = field(default_factory=list)
     done: bool = False
+    #: the loops the write sits in (innermost last) and the index it writes at, if any
+    loops: tuple[int, ...] = ()
+    target_node: cst.CSTNode | None = None
 
     def soft_alias(self, value: Value) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""
@@ -233,6 +236,15 @@ class _Pending:
     @property
     def bound_elsewhere(self) -> bool:
         return self.write.elsewhere
+
+
+@dataclass
+class _LoopFrame:
+    """A loop being analysed: its counters (names that differ in every iteration)."""
+
+    key: int
+    counters: frozenset[str]
+    started: int  # the sequence number at which the current pass began
 
 
 @dataclass
@@ -301,6 +313,11 @@ class Analyzer:
             memo.start(self.imports, self.table, self._defs, module.body)
         self.classes = collect_classes(statements, self.imports, self.table)
         self._containers_of: dict[int, frozenset[str]] = {}
+        self._members: dict[int, Value] = {}
+        #: enclosing loops: [id, names counting distinct iterations, seq the pass started at]
+        self._loops: list[_LoopFrame] = []
+        #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
+        self._subscript_of: dict[int, cst.Subscript] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes)
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver)
@@ -436,9 +453,14 @@ class Analyzer:
         outer = self._scope
         scope = _Scope(ctx=ctx, no_grad=ctx.no_grad)
         self._scope = scope
+        first_arg_write = len(self.facts.arg_writes)
         try:
             self._bind_params(params)
             self._block(body)
+            escaped = {v.group.id for v in scope.escapes if v.kind is Kind.TENSOR}
+            for event in self.facts.arg_writes[first_arg_write:]:
+                if event.side_effect and event.groups & escaped:
+                    event.side_effect = False  # it hands back the tensor it wrote (in a dict)
             if ctx.node is not None and scope.escapes:
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
             if ctx.role == "forward" and ctx.cls is not None:
@@ -665,7 +687,18 @@ class Analyzer:
         scope.arms = _merge_arms(branch, merged, envs, arm_tags)
 
     def _for(self, stmt: cst.For) -> None:
-        iterable = self._eval(stmt.iter)
+        parts = self._zipped(stmt)
+        counters = _counters(stmt)
+        if parts is not None:
+            self._loop(stmt.body.body, (stmt.target, []), parts, counters)
+        else:
+            elements = self._iterate(self._eval(stmt.iter))
+            self._loop(stmt.body.body, (stmt.target, elements), counters=counters)
+        if stmt.orelse is not None:
+            self._block(stmt.orelse.body.body)
+
+    def _iterate(self, iterable: list[Value]) -> list[Value]:
+        """What one iteration over ``iterable`` may yield."""
         elements: list[Value] = []
         for value in iterable:
             if value.kind is Kind.CONTAINER:
@@ -676,19 +709,76 @@ class Analyzer:
                 elements.append(param)
             elif value.kind is Kind.TENSOR and value.sure:
                 elements.append(self._view(value))  # each iteration yields one row
-        self._loop(stmt.body.body, (stmt.target, elements))
-        if stmt.orelse is not None:
-            self._block(stmt.orelse.body.body)
+            elif (
+                value.kind is Kind.MODULE
+                and value.module is not None
+                and value.module.qualname == "torch.nn.ModuleList"
+                and value.module.members
+            ):
+                elements.append(self._member(value))
+        return elements
+
+    def _zipped(self, stmt: cst.For) -> dict[str, list[Value]] | None:
+        """``for i, block in enumerate(self.blocks)`` / ``for a, b in zip(xs, ys)``: the
+        module-list members each name of the target tuple gets; ``reversed(xs)`` iterates
+        like ``xs``."""
+        call = stmt.iter
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in ("enumerate", "zip", "reversed")
+            and call.func.value not in self.functions
+            and self._lookup(call.func.value) is None
+            and call.args
+            and not any(arg.star or arg.keyword for arg in call.args)
+        ):
+            return None
+        kind = call.func.value
+        sources = [self._iterate(self._eval(arg.value)) for arg in call.args]
+        target = stmt.target
+        if kind == "reversed":
+            names: list[cst.BaseExpression] = [target]
+        elif isinstance(target, cst.Tuple | cst.List):
+            names = [element.value for element in target.elements]
+        else:
+            return {}
+        if kind == "enumerate":
+            sources = [[], sources[0]]
+        if len(names) != len(sources):
+            return {}
+        # only module-list members: elements of tensor lists stay unknown, as before
+        return {
+            name.value: values
+            for name, values in zip(names, sources, strict=True)
+            if isinstance(name, cst.Name) and values and all(v.kind is Kind.MODULE for v in values)
+        }
+
+    def _member(self, modules: Value) -> Value:
+        """A member of an nn.ModuleList: a module of one of its same-file member classes."""
+        assert modules.module is not None
+        key = id(modules.module)
+        member = self._members.get(key)
+        if member is None:
+            spec = ModuleSpec(qualname=None, node=None, candidates=modules.module.members)
+            member = self._members[key] = new_value(Kind.MODULE, module=spec)
+        return member
 
     def _loop(
-        self, body: Sequence[cst.CSTNode], target: tuple[cst.BaseExpression, list[Value]] | None
+        self,
+        body: Sequence[cst.CSTNode],
+        target: tuple[cst.BaseExpression, list[Value]] | None,
+        parts: dict[str, list[Value]] | None = None,
+        counters: frozenset[str] = frozenset(),
     ) -> None:
         scope = self.scope
         start_env = dict(scope.env)
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
         self._loop_depth += 1
         passes = 2 if self._loop_depth <= _MAX_TWICE_DEPTH else 1
+        frame = _LoopFrame(key=self._next(), counters=counters, started=0)
+        self._loops.append(frame)
         for _ in range(passes):
+            frame.started = self._next()
             if target is not None:
                 node, elements = target
                 if isinstance(node, cst.Tuple) and elements and elements[0].origin == "named":
@@ -699,7 +789,10 @@ class Analyzer:
                     self._bind(node.value, list(elements))
                 else:
                     self._assign(node, [self._unknown()], None)
+                for name, values in (parts or {}).items():
+                    self._bind(name, list(values))
             self._block(body)
+        self._loops.pop()
         self._loop_depth -= 1
         for name, values in start_env.items():
             bucket = scope.env.setdefault(name, [])
@@ -955,6 +1048,7 @@ class Analyzer:
             return self._eval(node.left) + self._eval(node.right)
         if isinstance(node, cst.Subscript):
             unknown_index = not _constant_index(node)
+            self._subscript_of[id(node.value)] = node
             self._indexing += unknown_index
             try:
                 base = self._eval(node.value)
@@ -966,10 +1060,20 @@ class Analyzer:
             for value in base:
                 if key is not None and key in value.items:
                     out.extend(value.items[key])
+                elif key is not None and value.kind is Kind.TENSOR:
+                    # ``outputs["loss"]``: no tensor takes a string index, so ``outputs`` is a
+                    # mapping (a dict, a ModelOutput) and its items are not views of it
+                    item = self._unknown(inputs=[value], sure=value.sure)
+                    value.kind = Kind.CONTAINER
+                    value.items[key] = [item]
+                    value.elements.append(item)
+                    out.append(item)
                 elif key is not None:
                     out.append(self._unknown())
                 elif value.kind is Kind.CONTAINER:
                     out.extend(value.elements or [self._unknown()])
+                elif value.kind is Kind.MODULE and value.module and value.module.members:
+                    out.append(self._member(value))
                 elif value.kind is Kind.TENSOR and advanced and value.sure:
                     copy = new_value(Kind.TENSOR, grad=value.grad)  # gathered: a new tensor
                     copy.hist |= value.hist
@@ -1140,6 +1244,8 @@ class Analyzer:
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:
                 continue
+            if pending.loops and self._other_iteration_element(pending, node):
+                continue
             matched.append(pending)
         if matched:
             for pending in matched:
@@ -1159,6 +1265,29 @@ class Analyzer:
                 continue
             pending.done = True
             self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+
+    def _other_iteration_element(self, pending: _Pending, node: cst.CSTNode) -> bool:
+        """The write ran in an earlier iteration of a loop, at an index built from that loop's
+        counter, and this read indexes by the same expression: another element.
+
+        ``for c in range(n): buf[:, c] = ...; ... buf[:, c]`` reads column c+1 after column c
+        was written. Only ``range`` counters (and ``enumerate``'s) count: they never repeat.
+        """
+        subscript = self._subscript_of.get(id(node))
+        if subscript is None:
+            return False
+        common = [frame for frame in self._loops if frame.key in pending.loops]
+        if not common or pending.seq >= common[-1].started or not common[-1].counters:
+            return False  # the write ran earlier in this same iteration
+        written = _index_texts(self.module, pending.target_node, self.table)
+        read = _subscript_texts(self.module, subscript)
+        if written is None or len(read) != len(written):
+            return False
+        counters = common[-1].counters
+        return any(
+            mine == theirs and _mentions(part, counters)
+            for mine, theirs, part in zip(read, written, subscript.slice, strict=True)
+        )
 
     def _eval_attribute(self, node: cst.Attribute) -> list[Value]:
         attr = node.attr.value
@@ -1297,10 +1426,12 @@ class Analyzer:
             args = self._args(node)
             if spec is not None:
                 return [new_value(Kind.MODULE, name, module=spec)]
-            self._record_call(name, node, args)
-            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
-        self._eval(func)
+            given_back = self._record_call(name, node, args)
+            return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        called = self._eval(func)
         args = self._args(node)
+        if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
+            return self._call_modules(called, args, node, self._text(func))
         return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
 
     def _args(self, node: cst.Call) -> list[tuple[str, cst.Arg, list[Value]]]:
@@ -1324,7 +1455,12 @@ class Analyzer:
 
     def _record_call(
         self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
-    ) -> None:
+    ) -> list[Value]:
+        """Note a call to a same-file function; apply its writes to the arguments passed.
+
+        Returns the tensors passed where the callee writes and then returns that argument
+        (``x = normalize_(x)``): the call's result is the caller's own tensor.
+        """
         self.facts.called.add(callee)
         grads = self.arg_grads.setdefault(callee, {})
         position = 0
@@ -1344,7 +1480,8 @@ class Analyzer:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
         entry = self.summaries.get(callee)
         if entry is None:
-            return
+            return []
+        given_back: list[Value] = []
         mutations, _ = entry
         positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
         keywords = {kw: (arg, values) for kw, arg, values in args if kw}
@@ -1362,6 +1499,8 @@ class Analyzer:
             tensors = [
                 v for v in values if v.kind is Kind.TENSOR and (v.sure or not mutation.augmented)
             ]
+            if tensors and mutation.returned:
+                given_back += tensors
             if tensors:
                 self._write(
                     tensors,
@@ -1377,6 +1516,7 @@ class Analyzer:
                     side_effect=mutation.side_effect and callee.endswith(".forward"),
                     stmt=mutation.stmt,
                 )
+        return given_back
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
         method = func.attr.value
@@ -1394,8 +1534,8 @@ class Analyzer:
         receiver = self._eval(func.value)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             args = self._args(node)
-            self._record_call(method, node, args)
-            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+            given_back = self._record_call(method, node, args)
+            return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":
             args = self._args(node)
             return [new_value(Kind.OTHER)]
@@ -2068,6 +2208,9 @@ class Analyzer:
         write.name = written_name
         group_ids = frozenset(groups)
         pending = _Pending(group_ids, write, write.seq, written_name, tensors)
+        if self._loops:
+            pending.loops = tuple(frame.key for frame in self._loops)
+            pending.target_node = target_node
         if via_call is not None:
             # A helper that is in place by contract surprises only a caller that uses its
             # result as a new tensor; any other helper surprises every later read.
@@ -2164,6 +2307,7 @@ class Analyzer:
                     ctx.exempt_args
                     or ("it runs under no_grad" if scope.no_grad else "")
                     or ("it is guarded by an inplace flag" if self._inplace_guard else "")
+                    or ("it copies into the argument, a destination" if _copies(write) else "")
                 )
                 self.facts.arg_writes.append(
                     ev.ArgWrite(
@@ -2176,6 +2320,7 @@ class Analyzer:
                         qualified=f"{ctx.cls.name}.{ctx.name}" if ctx.cls else ctx.name,
                         role=ctx.role,
                         side_effect=self._side_effect(value.arg_name, write.name),
+                        groups=frozenset(v.group.id for v in tensors),
                     )
                 )
                 return
@@ -2412,6 +2557,64 @@ def _string_key(node: cst.Subscript) -> str | None:
         key = value.evaluated_value
         return key if isinstance(key, str) else None
     return None
+
+
+def _copies(write: Write) -> bool:
+    """``dst.copy_(src)`` (or into a slice of dst): an explicit write into a destination."""
+    node = write.node
+    return (
+        write.via_call is None
+        and isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "copy_"
+    )
+
+
+def _counters(stmt: cst.For) -> frozenset[str]:
+    """``for i in range(n)`` and ``for i, x in enumerate(xs)``: ``i`` never repeats."""
+    call = stmt.iter
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        return frozenset()
+    target = stmt.target
+    if call.func.value == "range" and isinstance(target, cst.Name):
+        return frozenset({target.value})
+    if (
+        call.func.value == "enumerate"
+        and isinstance(target, cst.Tuple)
+        and target.elements
+        and isinstance(target.elements[0].value, cst.Name)
+    ):
+        return frozenset({target.elements[0].value.value})
+    return frozenset()
+
+
+def _subscript_texts(module: cst.Module, node: cst.Subscript) -> tuple[str, ...]:
+    """The source of each index of ``x[a, b:c]``: ``("a", "b:c")``."""
+    return tuple(module.code_for_node(element.slice).strip() for element in node.slice)
+
+
+def _index_texts(
+    module: cst.Module, target: cst.CSTNode | None, table: OpTable
+) -> tuple[str, ...] | None:
+    """The index a write goes to: ``x[i]``, ``x[i].view(-1)`` or ``x[i].unsqueeze(0)``."""
+    node = target
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in table.view_methods
+    ):
+        node = node.func.value
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name | cst.Attribute):
+        return _subscript_texts(module, node)
+    return None
+
+
+def _mentions(element: cst.SubscriptElement, names: frozenset[str]) -> bool:
+    """A plain index (not a slice) that uses one of ``names``."""
+    index = element.slice
+    if not isinstance(index, cst.Index):
+        return False
+    return any(type(n) is cst.Name and n.value in names for n in walk(index.value))
 
 
 def _orelse(node: cst.If | cst.Else | None) -> Sequence[cst.BaseStatement]:

@@ -51,6 +51,8 @@ class ArgWrite:
     role: str = ""  # "forward" for an nn.Module's forward
     #: the function returns some other value, so the write is a side effect of computing it
     side_effect: bool = False
+    #: the storage groups written (ids), to tell whether the function returns one of them
+    groups: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)

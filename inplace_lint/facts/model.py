@@ -110,6 +110,8 @@ class ModuleSpec:
     user_class: str | None = None  # a module class defined in the same file
     #: same-file module classes this attribute may hold (assigned on different paths)
     candidates: tuple[str, ...] = ()
+    #: for nn.ModuleList/ModuleDict: the same-file module classes of its members
+    members: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
