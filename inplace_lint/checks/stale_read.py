@@ -16,11 +16,19 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             continue
         seen.add(id(write.node))
         target = f"`{write.name or write.target}`" if write.target else "a tensor"
-        message = (
-            f"{write.what} changes {target} in place, but `{event.name}` reads its old value "
-            f"again at line {{line:{id(event.read)}}} ({event.how})"
-        )
-        related = ((event.read, f"`{event.name}` read again here"), *write.related)
+        if event.stored:
+            message = (
+                f"{write.what} changes {target} in place after it was stored in `{event.name}` "
+                f"(line {{line:{id(event.read)}}}); later reads of `{event.name}` see the "
+                "changed value"
+            )
+            related = ((event.read, f"stored in `{event.name}` here"), *write.related)
+        else:
+            message = (
+                f"{write.what} changes {target} in place, but `{event.name}` reads its old "
+                f"value again at line {{line:{id(event.read)}}} ({event.how})"
+            )
+            related = ((event.read, f"`{event.name}` read again here"), *write.related)
         yield RawFinding("IPL002", write.node, write.stmt, message, related)
 
 

@@ -17,6 +17,16 @@ FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
 OPTIMIZER_BASES = ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer")
 _VIEW_MODULES = frozenset({"torch.nn.Flatten", "torch.nn.Unflatten", "torch.nn.Identity"})
 _CONTAINERS = frozenset({"torch.nn.Sequential"})
+_DROPOUTS = frozenset(
+    {
+        "torch.nn.Dropout",
+        "torch.nn.Dropout1d",
+        "torch.nn.Dropout2d",
+        "torch.nn.Dropout3d",
+        "torch.nn.AlphaDropout",
+        "torch.nn.FeatureAlphaDropout",
+    }
+)
 MODULE_LISTS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict"})
 _LIST_METHODS = frozenset({"append", "extend", "insert"})
 
@@ -84,7 +94,8 @@ class ModuleResolver:
             return None
         if qualname in _CONTAINERS:
             return ModuleSpec(qualname=qualname, node=expr, elements=self._elements(expr))
-        if qualname in _VIEW_MODULES:
+        if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
+            # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
         info = self.table.modules.get(qualname)
         if info is None:
@@ -200,6 +211,24 @@ class ModuleResolver:
                 spec = ModuleSpec(qualname=None, node=member)
             specs.append(spec)
         return tuple(specs)
+
+
+def _zero_rate(call: cst.Call) -> bool:
+    """The dropout rate (``p``, first positional) is a literal 0."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "p":
+            return _literal_zero(arg.value)
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return bool(positional) and _literal_zero(positional[0].value)
+
+
+def _literal_zero(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Integer | cst.Float):
+        try:
+            return float(node.value) == 0.0
+        except ValueError:
+            return False
+    return False
 
 
 def _activation_like(name: str) -> bool:

@@ -38,7 +38,7 @@ from inplace_lint.facts.ops import (
     OpTable,
     load_table,
 )
-from inplace_lint.facts.summaries import Mutation, returns, summarize
+from inplace_lint.facts.summaries import Mutation, grad_target_params, returns, summarize
 from inplace_lint.facts.walk import (
     Walker,
     children_of,
@@ -264,6 +264,10 @@ class _Scope:
     backward_seen: bool = False
     #: name -> {value id: the branch arms through which that value reached the name}
     arms: dict[str, dict[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
+    #: ``self.attr`` -> the target node of its latest assignment in this function
+    stores: dict[str, cst.CSTNode] = field(default_factory=dict)
+    #: writes to a tensor that an earlier ``self.attr = ...`` of this function keeps
+    stored_writes: list[tuple[_Pending, str, int]] = field(default_factory=list)
 
 
 _MAX_TWICE_DEPTH = 2
@@ -314,6 +318,7 @@ class Analyzer:
         self.classes = collect_classes(statements, self.imports, self.table)
         self._containers_of: dict[int, frozenset[str]] = {}
         self._members: dict[int, Value] = {}
+        self._grad_params: dict[int, dict[str, int]] = {}
         #: enclosing loops: [id, names counting distinct iterations, seq the pass started at]
         self._loops: list[_LoopFrame] = []
         #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
@@ -457,6 +462,13 @@ class Analyzer:
         try:
             self._bind_params(params)
             self._block(body)
+            for pending, name, stored_at in scope.stored_writes:
+                if not pending.done and scope.bindings.get(name) == stored_at:
+                    pending.done = True  # still stored when the method returns
+                    how = "the attribute keeps the tensor"
+                    self.facts.stale_reads.append(
+                        ev.StaleRead(pending.write, scope.stores[name], name, how, stored=True)
+                    )
             escaped = {v.group.id for v in scope.escapes if v.kind is Kind.TENSOR}
             for event in self.facts.arg_writes[first_arg_write:]:
                 if event.side_effect and event.groups & escaped:
@@ -923,6 +935,7 @@ class Analyzer:
             scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
             if name is not None:
                 self._bind(name, values)
+                scope.stores[name] = target
             return
         if isinstance(target, cst.Subscript):
             self._settle(source, self._written_name(target))
@@ -1478,6 +1491,7 @@ class Analyzer:
             tensors = [v for v in values if v.kind is Kind.TENSOR]
             if tensors:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
+        self._grad_targets_passed(callee, node, args)
         entry = self.summaries.get(callee)
         if entry is None:
             return []
@@ -1517,6 +1531,26 @@ class Analyzer:
                     stmt=mutation.stmt,
                 )
         return given_back
+
+    def _grad_targets_passed(
+        self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        """``jacobian(y, h)`` where the same-file ``jacobian`` differentiates against its
+        second parameter: ``h`` is a grad target here, as if passed to autograd.grad."""
+        func = self.functions.get(callee)
+        if func is None:
+            return
+        wanted = self._grad_params.get(id(func))
+        if wanted is None:
+            wanted = self._grad_params[id(func)] = grad_target_params(func, self.imports)
+        if not wanted:
+            return
+        positional = [arg for kw, arg, _ in args if not kw and not arg.star]
+        keywords = {kw: arg for kw, arg, _ in args if kw}
+        for name, index in wanted.items():
+            arg = keywords.get(name) or (positional[index] if index < len(positional) else None)
+            if arg is not None:
+                self._check_grad_targets(node, arg.value, None)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
         method = func.attr.value
@@ -2240,8 +2274,33 @@ class Analyzer:
         )
         if not meant_to_share:
             scope.stale.append(pending)
+            self._note_stored(pending)
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
+
+    def _note_stored(self, pending: _Pending) -> None:
+        """The written tensor was stored in ``self.attr`` earlier in this method: the object
+        keeps it, so the next call (or any later reader) sees the new value."""
+        scope = self.scope
+        written = pending.written_name
+        if scope.ctx.cls is None or written is None or "." in written:
+            return
+        for name, target in scope.stores.items():
+            stored_at = scope.bindings.get(name, 0)
+            if not name.startswith("self.") or not 0 < stored_at < pending.seq:
+                continue
+            values = scope.env.get(name, [])
+            held = any(v.kind is Kind.TENSOR and v.group.id in pending.groups for v in values)
+            held = held or any(
+                e.kind is Kind.TENSOR
+                and e.group.id in pending.groups
+                and v.added.get(e.id, 0) < pending.seq
+                for v in values
+                if v.kind is Kind.CONTAINER and v.literal_container
+                for e in v.elements
+            )
+            if held and target is not None:
+                scope.stored_writes.append((pending, name, stored_at))
 
     def _written_name(self, target_node: cst.CSTNode | None) -> str | None:
         """The name a write goes through: ``x`` for ``x``, ``x[i]``, ``x.data``, ``x.mul_(a)``."""

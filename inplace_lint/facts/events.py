@@ -27,6 +27,9 @@ class StaleRead:
     read: cst.CSTNode
     name: str
     how: str
+    #: ``read`` is where the tensor was stored into attribute ``name``, which keeps it for
+    #: later calls (``self.cache = (k, v)`` before ``k *= scale``)
+    stored: bool = False
 
 
 @dataclass(frozen=True, eq=False)

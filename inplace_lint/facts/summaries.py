@@ -179,6 +179,34 @@ def summarize(
     )
 
 
+def grad_target_params(func: cst.FunctionDef, imports: ImportTable) -> dict[str, int]:
+    """Parameters ``func`` differentiates against (``autograd.grad(y, wrt)``,
+    ``y.backward(inputs=[wrt])``), with their positions (not counting ``self``)."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    found: set[str] = set()
+    for node in own_nodes(func):
+        if type(node) is not cst.Call:
+            continue
+        inputs: cst.BaseExpression | None = None
+        keyword = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            inputs = keyword.get("inputs")
+        elif imports.qualify(node.func) == "torch.autograd.grad":
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            inputs = keyword.get("inputs", positional[1] if len(positional) > 1 else None)
+        if inputs is None:
+            continue
+        names = (
+            [e.value for e in inputs.elements]
+            if isinstance(inputs, cst.List | cst.Tuple)
+            else [inputs]
+        )
+        found.update(n.value for n in names if isinstance(n, cst.Name))
+    return {name: params.index(name) for name in found if name in params}
+
+
 def _may_write(nodes: list[cst.CSTNode], table: OpTable) -> bool:
     """A cheap superset of the writes the visitor in :func:`summarize` records."""
     for node in nodes:
