@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from inplace_lint.checks.base import RawFinding, Rule
 from inplace_lint.facts.events import ArgWrite, Facts
+from inplace_lint.facts.summaries import destination
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
+    # A caller in this file passes a leaf that requires grad: torch raises at the call.
+    for event in facts.leaf_arg_writes:
+        write = event.write
+        if write.via_call is None or id(write.node) in seen:
+            continue
+        seen.add(id(write.node))
+        message = (
+            f"{write.what} mutates argument `{write.param}` in place; the caller passes "
+            f"`{event.leaf}` (line {{line:{id(write.via_call)}}}), a leaf that requires grad (or "
+            "a view of one): torch raises 'a leaf Variable that requires grad is being used in "
+            "an in-place operation'"
+        )
+        related = ((write.via_call, f"called with `{event.leaf}` here"),)
+        yield RawFinding("IPL004", write.node, write.stmt, message, related)
     # A caller in this file is harmed: its tensor was saved for backward or is read again.
     for event in facts.saved_overwrites:
         write = event.write
@@ -53,7 +67,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             or not event.evidence
             or event.function in facts.called
             or (event.qualified, event.param) in facts.judged
-            or _destination(event.param)
+            or destination(event.param)
             or _never_given_a_tensor(facts, event)
             or (event.role != "forward" and not event.side_effect)
         ):
@@ -75,12 +89,6 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         yield RawFinding("IPL004", write.node, write.stmt, message, tuple(related))
 
 
-_DESTINATION = re.compile(
-    r"(out|output|dst|dest|destination|write_to|buf|buffer|result|cache|state|storage)"
-    r"|.*_(out|buf|buffer|cache|state|storage)"
-)
-
-
 def _never_given_a_tensor(facts: Facts, event: ArgWrite) -> bool:
     """Same-file calls pass a list or dict there (or never a tensor): not a tensor after all."""
     keys = [
@@ -92,11 +100,6 @@ def _never_given_a_tensor(facts: Facts, event: ArgWrite) -> bool:
         return True
     seen = [facts.passed_tensor[key] for key in keys if key in facts.passed_tensor]
     return bool(seen) and not any(seen)
-
-
-def _destination(param: str) -> bool:
-    """Parameters named as a place to write into (``out``, ``conv_state``, ``kv_cache``)."""
-    return _DESTINATION.fullmatch(param) is not None
 
 
 RULE = Rule(

@@ -38,7 +38,13 @@ from inplace_lint.facts.ops import (
     OpTable,
     load_table,
 )
-from inplace_lint.facts.summaries import Mutation, grad_target_params, returns, summarize
+from inplace_lint.facts.summaries import (
+    Mutation,
+    destination,
+    grad_target_params,
+    returns,
+    summarize,
+)
 from inplace_lint.facts.walk import (
     Walker,
     children_of,
@@ -228,6 +234,8 @@ class _Pending:
 
     def soft_alias(self, value: Value) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""
+        if any(value is w for w in self.written):
+            return False  # the very tensor that was written, not a maybe-copy of it
         roots = {w.soft_of or w.id for w in self.written}
         return (value.soft_of or value.id) in roots and any(
             value.soft_of or w.soft_of for w in self.written
@@ -260,7 +268,7 @@ class _Scope:
     no_grad: bool = False
     stmt: cst.CSTNode | None = None
     callables: dict[str, Group] = field(default_factory=dict)
-    pending_by_node: dict[int, _Pending] = field(default_factory=dict)
+    pending_by_node: dict[int, list[_Pending]] = field(default_factory=dict)
     backward_seen: bool = False
     #: name -> {value id: the branch arms through which that value reached the name}
     arms: dict[str, dict[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
@@ -271,6 +279,10 @@ class _Scope:
 
 
 _MAX_TWICE_DEPTH = 2
+#: factories whose result is a buffer to fill in (not data): a helper writing it is expected
+_BLANK_FACTORIES = frozenset(
+    {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
+)
 _CONTAINER_ANNOTATIONS = (
     "List[", "list[", "Sequence[", "Tuple[", "tuple[", "Iterable[", "Dict[", "dict[",
     "Mapping[",
@@ -346,6 +358,9 @@ class Analyzer:
         self.sequential_calls: dict[int, set[bool]] = {}
         #: module class -> the op whose saved output its forward returns
         self.forward_saves_output: dict[str, str] = {}
+        #: module class -> (tuple length, position -> the write that makes differentiating
+        #: against that returned tensor wrong)
+        self.returned_targets: dict[str, tuple[int, dict[int, tuple[Write, str]]]] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ev.Facts:
@@ -363,12 +378,24 @@ class Analyzer:
                 self._run_function(method, cls)
         for func in self._plain:
             self._run_function(func, None)
+        if self.returned_targets:
+            self._module_grad_targets()
         self.facts.chain_hazards = [
             chain
             for chain in self.facts.chain_hazards
             if True in self.sequential_calls.get(chain.sequential, {True})
         ]
         return self.facts
+
+    def _module_grad_targets(self) -> None:
+        """Module-level code ran before the forwards that return hazardous grad targets were
+        analysed: run it again for its autograd calls only, keeping just those findings."""
+        kept, self.facts = self.facts, ev.Facts()
+        try:
+            self._run_scope(Context(name="<module>", node=None), self.module.body, params=())
+        finally:
+            found, self.facts = self.facts, kept
+        self.facts.grad_targets.extend(found.grad_targets)
 
     def _collect_functions(self) -> None:
         for node in self._defs:
@@ -441,7 +468,7 @@ class Analyzer:
         param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
         if name.endswith("_") and not name.endswith("__"):
             ctx.exempt_args = "its name ends in `_`"
-        elif "inplace" in param_names or "in_place" in param_names:
+        elif any(_inplace_flag(p) for p in param_names):
             ctx.exempt_args = "it takes an `inplace` flag"
         elif ctx.no_grad:
             ctx.exempt_args = "it runs under no_grad"
@@ -677,6 +704,10 @@ class Analyzer:
             self._block(body)
             self._inplace_guard -= flag
             self._path.pop()
+            if _terminates(body):
+                # ``if c: ...; return``: nothing after the branch runs after this arm
+                del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+                continue
             envs.append(scope.env)
             arm_tags.append(scope.arms)
             for name, seq in scope.bindings.items():
@@ -685,6 +716,10 @@ class Analyzer:
             held[0].extend(scope.stale[marks[0] :])
             held[1].extend(scope.hidden[marks[1] :])
             del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+        if not envs:  # every arm returns or raises: what follows is unreachable
+            envs.append(dict(start_env))
+            arm_tags.append(dict(start_arms))
+            newest.update(start_bindings)
         scope.stale.extend(held[0])
         scope.hidden.extend(held[1])
         merged: dict[str, list[Value]] = {}
@@ -758,11 +793,13 @@ class Analyzer:
             sources = [[], sources[0]]
         if len(names) != len(sources):
             return {}
-        # only module-list members: elements of tensor lists stay unknown, as before
+        # only modules and parameters: elements of tensor lists stay unknown, as before
         return {
             name.value: values
             for name, values in zip(names, sources, strict=True)
-            if isinstance(name, cst.Name) and values and all(v.kind is Kind.MODULE for v in values)
+            if isinstance(name, cst.Name)
+            and values
+            and all(v.kind is Kind.MODULE or (v.kind is Kind.TENSOR and v.leaf) for v in values)
         }
 
     def _member(self, modules: Value) -> Value:
@@ -856,6 +893,7 @@ class Analyzer:
             if small.value is not None:
                 scope.escapes.extend(self._flatten(self._eval(small.value)))
                 self._settle(small.value, None)
+                self._note_returned_targets(small.value)
         elif isinstance(small, cst.Del):
             target = small.target
             if isinstance(target, cst.Name):
@@ -1087,6 +1125,11 @@ class Analyzer:
                     out.extend(value.elements or [self._unknown()])
                 elif value.kind is Kind.MODULE and value.module and value.module.members:
                     out.append(self._member(value))
+                elif value.kind is Kind.MODULE and key is None:
+                    # ``model[0]`` of a Sequential or ModuleList: a submodule, whose
+                    # parameters are the container's
+                    spec = ModuleSpec(qualname=None, node=None)
+                    out.append(Value(kind=Kind.MODULE, group=value.group, module=spec))
                 elif value.kind is Kind.TENSOR and advanced and value.sure:
                     copy = new_value(Kind.TENSOR, grad=value.grad)  # gathered: a new tensor
                     copy.hist |= value.hist
@@ -1182,9 +1225,9 @@ class Analyzer:
             return
         node = expr
         while isinstance(node, cst.Call):
-            pending = pending_by_node.get(id(node))
-            if pending is not None and (name is None or pending.written_name == name):
-                pending.write.elsewhere = False
+            for pending in pending_by_node.get(id(node), ()):
+                if name is None or pending.written_name == name:
+                    pending.write.elsewhere = False
             func = node.func
             node = func.value if isinstance(func, cst.Attribute) else None
 
@@ -1264,12 +1307,15 @@ class Analyzer:
             for pending in matched:
                 pending.done = True
             latest = max(matched, key=lambda p: p.seq)
-            how = (
-                "the in-place result was bound to a new name"
-                if (name == latest.written_name)
-                else "it aliases the written tensor"
-            )
-            self.facts.stale_reads.append(ev.StaleRead(latest.write, node, name, how))
+            # each write a called helper made is its own finding; direct writes: the latest
+            reported = [p for p in matched if p.write.via_call is not None and p is not latest]
+            for pending in [*reported, latest]:
+                how = (
+                    "the in-place result was bound to a new name"
+                    if (name == pending.written_name)
+                    else "it aliases the written tensor"
+                )
+                self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
         groups |= {g for g, _ in held}
         if scope.no_grad:
             return
@@ -1351,8 +1397,11 @@ class Analyzer:
         cls = self.classes.get(module.module.user_class or "") if module.module else None
         if cls is not None and attr in cls.buffers:
             return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
-        if attr in ("weight", "bias"):
+        if attr in ("weight", "bias") or (cls is not None and attr in cls.parameters):
             return Value(kind=Kind.TENSOR, group=module.group, grad=2, leaf=True)
+        if cls is not None and attr in cls.modules:
+            # a submodule: its parameters are the owner's, saved by the owner's forward
+            return Value(kind=Kind.MODULE, group=module.group, module=cls.modules[attr])
         return self._unknown()
 
     def _view(self, value: Value) -> Value:
@@ -1496,7 +1545,7 @@ class Analyzer:
         if entry is None:
             return []
         given_back: list[Value] = []
-        mutations, _ = entry
+        mutations, exempt = entry
         positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
         keywords = {kw: (arg, values) for kw, arg, values in args if kw}
         for mutation in mutations:
@@ -1516,7 +1565,8 @@ class Analyzer:
             if tensors and mutation.returned:
                 given_back += tensors
             if tensors:
-                self._write(
+                leaves = [v for v in tensors if v.leaf and v.grad == 2]
+                write = self._write(
                     tensors,
                     mutation.node,
                     f"{mutation.what} in `{callee}()`",
@@ -1527,9 +1577,23 @@ class Analyzer:
                     returned=mutation.returned,
                     # a module's forward returns outputs: writing its input is a surprise;
                     # a helper returning something else may be called for its effect
-                    side_effect=mutation.side_effect and callee.endswith(".forward"),
+                    # a helper returning something else may be called for its effect on
+                    # a container or array; on a known tensor the write is a side effect,
+                    # unless the parameter is named as a destination (``out``, ``buffer``)
+                    side_effect=mutation.side_effect
+                    and (
+                        callee.endswith(".forward")
+                        or (
+                            all(v.sure for v in tensors)
+                            and not all(v.blank for v in tensors)  # a buffer the helper fills
+                            and not destination(mutation.param)
+                        )
+                    ),
                     stmt=mutation.stmt,
                 )
+                if leaves and write is not None and not exempt and not self.scope.no_grad:
+                    # torch raises at the call: a leaf that requires grad written in place
+                    self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
         return given_back
 
     def _grad_targets_passed(
@@ -1653,7 +1717,7 @@ class Analyzer:
         scope: _Scope,
     ) -> list[Value]:
         if method in ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_"):
-            self._check_clamp(node, method, [a for _, a, _ in args])
+            self._check_clamp(node, method, [a for _, a, _ in args], receiver)
         if method == "requires_grad_":
             flag = literal_bool(args[0][1].value) if args else True
             for value in receiver:
@@ -1803,8 +1867,6 @@ class Analyzer:
             tensors = args[0][2] if args else []
             self._backward_point(node, tensors, args)
             return [new_value(Kind.OTHER)]
-        if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
-            self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]))
         if any(qualified.startswith(p) for p in _NON_TENSOR_TORCH):
             self._meta += 1
             try:
@@ -1843,12 +1905,16 @@ class Analyzer:
             self._args(node)
             return [new_value(Kind.MODULE, module=spec)]
         args = self._args(node)
+        if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
+            clamped = args[0][2] if args and not args[0][0] else []
+            self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]), clamped)
         if qualified in table.factory_functions or qualified in _FACTORY_FALLBACK:
             requires = any(
                 kw == "requires_grad" and literal_bool(arg.value) is True for kw, arg, _ in args
             )
             value = new_value(Kind.TENSOR, grad=2 if requires else 0, leaf=requires)
             value.group.leaf = requires
+            value.blank = qualified.rsplit(".", 1)[-1] in _BLANK_FACTORIES
             return [value]
         info = table.functions.get(qualified)
         positional = [values for kw, _, values in args if not kw]
@@ -1957,10 +2023,23 @@ class Analyzer:
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
                 self._apply_module(spec, module, first, inputs, node, callee)
-                results.append(new_value(Kind.CONTAINER))
+                results.append(self._returned_record(spec.user_class))
                 continue
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
+
+    def _returned_record(self, class_name: str) -> Value:
+        """What a same-file module's tuple-returning forward gives its caller: an opaque
+        record, whose elements carry the grad-target hazards the forward left in them."""
+        record = new_value(Kind.CONTAINER)
+        known = self.returned_targets.get(class_name)
+        if known is not None:
+            size, hazards = known
+            for position in range(size):
+                element = self._unknown(sure=True)
+                element.grad_hazard = hazards.get(position)
+                record.elements.append(element)
+        return record
 
     def _returns_record(self, class_name: str) -> bool:
         """The same-file module's forward returns a tuple, dict or ``...Output(...)``."""
@@ -2133,24 +2212,54 @@ class Analyzer:
                     ev.GradTarget(node, scope.stmt, name, how, node, inside[0])
                 )
                 continue
-            if name in scope.bound_inplace:
-                write = scope.bound_inplace[name]
-                how = "was bound to the result of an in-place op"
+            found = value.grad_hazard or self._stale_target(name, value, binding)
+            if found is not None:
+                write, how = found
                 self.facts.grad_targets.append(
                     ev.GradTarget(write.node, write.stmt, name, how, node, write)
                 )
+
+    def _stale_target(self, name: str, value: Value, binding: int) -> tuple[Write, str] | None:
+        """The in-place write that makes differentiating against ``name`` wrong, if any: the
+        name was bound to an in-place result, or its tensor was overwritten in place after
+        it entered the graph."""
+        scope = self.scope
+        if name in scope.bound_inplace:
+            return scope.bound_inplace[name], "was bound to the result of an in-place op"
+        for _, write in value.group.writes:
+            if write.no_grad or write.via_call is not None or write.seq <= binding:
                 continue
-            for write in writes:
-                if write.seq <= binding:
-                    continue
-                used_before = value.first_use is not None and write.seq > value.first_use
-                other_name = write.name is not None and write.name != name
-                if value.origin == "arg" or write.elsewhere or used_before or other_name:
-                    how = "was overwritten in place after it entered the graph"
-                    self.facts.grad_targets.append(
-                        ev.GradTarget(write.node, write.stmt, name, how, node, write)
-                    )
+            used_before = value.first_use is not None and write.seq > value.first_use
+            other_name = write.name is not None and write.name != name
+            if value.origin == "arg" or write.elsewhere or used_before or other_name:
+                return write, "was overwritten in place after it entered the graph"
+        return None
+
+    def _note_returned_targets(self, returned: cst.BaseExpression) -> None:
+        """``return logits, feats`` from a forward after ``act = F.relu_(feats)``: a caller
+        that differentiates against ``feats`` gets the gradient of the wrong tensor."""
+        scope = self.scope
+        cls = scope.ctx.cls
+        if scope.ctx.role != "forward" or cls is None or not isinstance(returned, cst.Tuple):
+            return
+        hazards: dict[int, tuple[Write, str]] = {}
+        for position, element in enumerate(returned.elements):
+            if not isinstance(element.value, cst.Name):
+                continue
+            name = element.value.value
+            binding = scope.bindings.get(name, 0)
+            for value in scope.env.get(name, []):
+                found = (
+                    None
+                    if value.leaf or not value.is_tensor
+                    else (self._stale_target(name, value, binding))
+                )
+                if found is not None:
+                    write, how = found
+                    hazards[position] = (write, f"{how} in `{cls.name}.forward`")
                     break
+        if hazards:
+            self.returned_targets[cls.name] = (len(returned.elements), hazards)
 
     def _backward(
         self, values: list[Value], node: cst.CSTNode | None, retain: bool, what: str
@@ -2250,7 +2359,7 @@ class Analyzer:
             # result as a new tensor; any other helper surprises every later read.
             write.elsewhere = returned or side_effect
             if returned:
-                scope.pending_by_node[id(via_call)] = pending
+                scope.pending_by_node.setdefault(id(via_call), []).append(pending)
             # A procedure (it returns nothing) is called to change the tensor: reads through
             # the name passed want the new value, reads through other aliases see a surprise.
             scope.stale.append(pending)
@@ -2259,7 +2368,7 @@ class Analyzer:
             return write
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
-            scope.pending_by_node[id(node)] = pending
+            scope.pending_by_node[id(node)] = [pending]
         meant_to_share = (
             hidden
             or values_kept  # ``squeeze_()``: a new shape, the same values
@@ -2393,6 +2502,9 @@ class Analyzer:
         return gives and param not in roots and (written is None or written not in roots)
 
     def _group_in_graph(self, value: Value) -> bool:
+        """A tensor of ``value``'s storage is part of a graph not yet differentiated (a graph
+        a backward without retain_graph already consumed is done with)."""
+        consumed = self.scope.consumed
         for values in self.scope.env.values():
             for other in values:
                 if (
@@ -2401,7 +2513,7 @@ class Analyzer:
                     and other.grad > 0
                     and not other.leaf
                     and not other.via_data
-                    and (other.hist or other.origin == "arg")
+                    and (any(r.id not in consumed for r in other.hist) or other.origin == "arg")
                 ):
                     return True
         return False
@@ -2429,7 +2541,12 @@ class Analyzer:
         return name in _tensor_names(func, self.imports, self.table)
 
     # ------------------------------------------------------------------ rules needing syntax
-    def _check_clamp(self, node: cst.Call, method: str, args: list[cst.Arg]) -> None:
+    def _check_clamp(
+        self, node: cst.Call, method: str, args: list[cst.Arg], clamped: list[Value]
+    ) -> None:
+        tensors = [v for v in clamped if v.kind is Kind.TENSOR]
+        if tensors and all(v.grad == 0 for v in tensors):
+            return  # no gradient flows through it: its slope at 0 never matters
         keyword = {a.keyword.value: a.value for a in args if a.keyword is not None}
         positional = [a.value for a in args if a.keyword is None and not a.star]
         if method.startswith("clamp_min"):
@@ -2580,9 +2697,17 @@ def _call_events(
 
 
 def _mentions_inplace(test: cst.BaseExpression) -> bool:
-    """Whether a condition reads an ``inplace`` flag (``inplace``, ``self.inplace``)."""
+    """Whether a condition reads an ``inplace`` flag (``inplace``, ``self.inplace``,
+    ``inplace_safe``)."""
     name = dotted_name(test)
-    return name is not None and name.rsplit(".", 1)[-1] in ("inplace", "in_place")
+    return name is not None and _inplace_flag(name.rsplit(".", 1)[-1])
+
+
+def _inplace_flag(name: str) -> bool:
+    """``inplace``, ``in_place``, ``inplace_safe``, ``use_inplace``: a flag opting into
+    in-place writes."""
+    lowered = name.lower()
+    return "inplace" in lowered or "in_place" in lowered
 
 
 def _passes_true(
@@ -2616,6 +2741,24 @@ def _string_key(node: cst.Subscript) -> str | None:
         key = value.evaluated_value
         return key if isinstance(key, str) else None
     return None
+
+
+def _terminates(body: Sequence[cst.CSTNode]) -> bool:
+    """The block always ends in ``return`` or ``raise``."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], cst.Return | cst.Raise)
+    if isinstance(last, cst.Return | cst.Raise):
+        return True
+    if isinstance(last, cst.If):
+        return (
+            _terminates(last.body.body)
+            and last.orelse is not None
+            and _terminates(_orelse(last.orelse))
+        )
+    return False
 
 
 def _copies(write: Write) -> bool:

@@ -116,6 +116,8 @@ class Facts:
     saved_overwrites: list[SavedOverwrite] = field(default_factory=list)
     stale_reads: list[StaleRead] = field(default_factory=list)
     leaf_writes: list[LeafWrite] = field(default_factory=list)
+    #: a same-file helper writes in place to the leaf (or leaf view) its caller passed
+    leaf_arg_writes: list[LeafWrite] = field(default_factory=list)
     arg_writes: list[ArgWrite] = field(default_factory=list)
     function_writes: list[FunctionWrite] = field(default_factory=list)
     grad_targets: list[GradTarget] = field(default_factory=list)

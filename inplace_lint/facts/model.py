@@ -131,12 +131,15 @@ class Value:
     elements: list[Value] = field(default_factory=list)
     items: dict[str, list[Value]] = field(default_factory=dict)  # string-keyed entries
     module: ModuleSpec | None = None
-    inplace_from: Write | None = None  # bound from the result of this in-place write
     first_use: int | None = None
     literal_container: bool = False
     added: dict[int, int] = field(default_factory=dict)  # element id -> when it was stored
     view: bool = False  # made by indexing or a view op from another value
     soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
+    blank: bool = False  # made by torch.zeros/empty/full/...: a buffer meant to be filled
+    #: differentiating against this tensor is wrong: (the in-place write, why), set on what a
+    #: forward returned after rebinding it to an in-place result
+    grad_hazard: tuple[Write, str] | None = None
     id: int = field(default_factory=lambda: next(_ids))
 
     @property

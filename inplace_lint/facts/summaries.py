@@ -7,6 +7,7 @@ machinery can tell whether the caller is harmed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -71,7 +72,7 @@ def _data_root(node: cst.BaseExpression) -> str | None:
 def summarize(
     func: cst.FunctionDef, skip_first: bool, imports: ImportTable, table: OpTable
 ) -> list[Mutation]:
-    """The first in-place write to each parameter that is not rebound before it."""
+    """Every in-place write to a parameter that is not rebound before it, in source order."""
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if skip_first and params:
         params = params[1:]
@@ -79,14 +80,14 @@ def summarize(
         return []
     index_of = {name: i for i, name in enumerate(params)}
     guarded: dict[int, str] = {}
-    found: dict[str, Mutation] = {}
+    found: dict[int, Mutation] = {}  # id of the write node -> the write
     rebound: set[str] = set()
     current: list[cst.CSTNode] = []
 
     def hit(name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
-        if name in index_of and name not in rebound and name not in found and current:
+        if name in index_of and name not in rebound and id(node) not in found and current:
             guard = guarded.get(id(node))
-            found[name] = Mutation(
+            found[id(node)] = Mutation(
                 index_of[name],
                 name,
                 node,
@@ -175,8 +176,19 @@ def summarize(
     gives, returned = returns(func)
     return sorted(
         (replace(m, returned=m.param in returned, side_effect=gives) for m in found.values()),
-        key=lambda m: m.index,
+        key=lambda m: m.index,  # stable: a parameter's writes stay in source order
     )
+
+
+_DESTINATION = re.compile(
+    r"(out|output|dst|dest|destination|write_to|buf|buffer|result|cache|state|storage)"
+    r"|.*_(out|buf|buffer|cache|state|storage)"
+)
+
+
+def destination(param: str) -> bool:
+    """Parameters named as a place to write into (``out``, ``conv_state``, ``kv_cache``)."""
+    return _DESTINATION.fullmatch(param) is not None
 
 
 def grad_target_params(func: cst.FunctionDef, imports: ImportTable) -> dict[str, int]:

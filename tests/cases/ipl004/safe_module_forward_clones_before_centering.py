@@ -1,0 +1,28 @@
+# label: safe
+# why: CenteredMLP.forward clones its input before centring in place, so the same batch reaches the second ensemble member unchanged.
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class CenteredMLP(nn.Module):
+    def __init__(self, dim, classes):
+        super().__init__()
+        self.register_buffer("mean", torch.randn(dim))
+        self.net = nn.Sequential(nn.Linear(dim, 16), nn.ReLU(inplace=True), nn.Linear(16, classes))
+
+    def forward(self, x):
+        x = x.clone()
+        x -= self.mean
+        return self.net(x)
+
+
+model_a = CenteredMLP(6, 3).eval()
+model_b = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3)).eval()
+
+batch = torch.randn(20, 6)
+with torch.no_grad():
+    probs_a = model_a(batch).softmax(-1)
+    probs_b = model_b(batch).softmax(-1)
+    ensemble = (probs_a + probs_b) / 2
