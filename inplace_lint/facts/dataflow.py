@@ -766,9 +766,9 @@ class Analyzer:
         return elements
 
     def _zipped(self, stmt: cst.For) -> dict[str, list[Value]] | None:
-        """``for i, block in enumerate(self.blocks)`` / ``for a, b in zip(xs, ys)``: the
-        module-list members each name of the target tuple gets; ``reversed(xs)`` iterates
-        like ``xs``."""
+        """``for i, block in enumerate(self.blocks)`` / ``for p, q in zip(a.parameters(),
+        b.parameters())``: the modules or parameters each name of the target tuple gets;
+        ``reversed(xs)`` iterates like ``xs``. None when the loop is not over these calls."""
         call = stmt.iter
         if not (
             isinstance(call, cst.Call)
