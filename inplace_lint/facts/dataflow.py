@@ -231,6 +231,9 @@ class _Pending:
     #: the loops the write sits in (innermost last) and the index it writes at, if any
     loops: tuple[int, ...] = ()
     target_node: cst.CSTNode | None = None
+    #: written through a view: stale only once the in-place result is bound to another name
+    through_view: bool = False
+    bound_away: bool = False
 
     def soft_alias(self, value: Value) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""
@@ -927,6 +930,7 @@ class Analyzer:
             if write is not None:
                 scope.bound_inplace[target.value] = write
             self._settle(source, target.value)
+            self._bound_away(source)
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
@@ -1071,6 +1075,15 @@ class Analyzer:
         if isinstance(node, cst.BinaryOperation):
             left = self._eval(node.left)
             right = self._eval(node.right)
+            if (
+                isinstance(node.operator, cst.Add)
+                and left
+                and right
+                and all(v.kind is Kind.CONTAINER for v in left + right)
+            ):  # ``list(a.parameters()) + list(b.parameters())``
+                joined = new_value(Kind.CONTAINER)
+                joined.elements = [e for v in left + right for e in v.elements]
+                return [joined]
             return [self._binary_result(left, right, node.operator, node)]
         if isinstance(node, cst.UnaryOperation):
             inner = self._eval(node.expression)
@@ -1231,6 +1244,16 @@ class Analyzer:
             func = node.func
             node = func.value if isinstance(func, cst.Attribute) else None
 
+    def _bound_away(self, expr: cst.BaseExpression | None) -> None:
+        """``mixed = x[:8].lerp_(y)``: the in-place results in ``expr`` are now held by a
+        name, so a later read of the written base may want the old values."""
+        node = expr
+        while isinstance(node, cst.Call):
+            for pending in self.scope.pending_by_node.get(id(node), ()):
+                pending.bound_away = True
+            func = node.func
+            node = func.value if isinstance(func, cst.Attribute) else None
+
     def _comprehension(self, node: cst.BaseExpression) -> Value:
         container = new_value(Kind.CONTAINER)
         inner: list[Value] = []
@@ -1300,6 +1323,8 @@ class Analyzer:
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:
                 continue
+            if pending.through_view and not (pending.bound_away and pending.bound_elsewhere):
+                continue  # the write was meant for the view's base
             if pending.loops and self._other_iteration_element(pending, node):
                 continue
             matched.append(pending)
@@ -1469,6 +1494,18 @@ class Analyzer:
             if values is not None and any(v.kind is Kind.MODULE for v in values):
                 args = self._args(node)
                 return self._call_modules(values, args, node, name)
+            if (
+                name in ("list", "tuple")
+                and values is None
+                and len(node.args) == 1
+                and not node.args[0].keyword
+            ):
+                inner = self._eval(node.args[0].value)
+                if any(v.kind in (Kind.PARAM_ITER, Kind.CONTAINER) for v in inner):
+                    listed = new_value(Kind.CONTAINER)  # ``list(model.parameters())``
+                    listed.elements = self._iterate(inner)
+                    return [listed]
+                return [self._unknown(inputs=inner)]
             if name in _METADATA_CALLS:
                 self._meta += 1
                 try:
@@ -2379,8 +2416,12 @@ class Analyzer:
                 and (written_name is None or "." in written_name or scope.ctx.state_update)
             )
             or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
-            or all(v.view for v in tensors)  # writing through a view is writing its base
         )
+        # writing through a view is writing its base, unless the in-place result is then
+        # used as a new tensor (``mixed = x[:8].lerp_(y)``): decided when it is bound
+        pending.through_view = all(v.view for v in tensors)
+        if pending.through_view and not write.elsewhere:
+            meant_to_share = True
         if not meant_to_share:
             scope.stale.append(pending)
             self._note_stored(pending)
