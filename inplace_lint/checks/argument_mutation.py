@@ -61,7 +61,9 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         write = event.write
         if id(write.node) in seen:
             continue
-        checkpoint = facts.checkpointed.get(event.function)
+        checkpoint = facts.checkpointed.get(event.function) or facts.checkpointed.get(
+            event.qualified
+        )
         if checkpoint is None and (
             event.exempt
             or not event.evidence

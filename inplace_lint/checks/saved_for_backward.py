@@ -13,8 +13,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
     for event in facts.saved_overwrites:
         write, record = event.write, event.record
         bypass = write.hidden or write.via_detach
-        if bypass or write.via_call is not None or id(write.node) in seen:
+        if bypass or id(write.node) in seen:
             continue
+        if write.via_call is not None and record.role != "parameters":
+            continue  # a helper writing its caller's saved tensor: IPL004 says so
         seen.add(id(write.node))
         if record.role == "parameters":
             saved = f"{record.op} saved them for backward"

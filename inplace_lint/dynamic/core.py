@@ -236,7 +236,55 @@ def _twins(
             details[id(finding)] = "ran; nothing to compare"
         else:
             details[id(finding)] = f"ran; the twin matches (largest difference {worst:.3g}){tail}"
+    if base.error is not None:  # findings the error kept from running count here too
+        _behind(subject, index, index.findings, confirmed, details)
     return fixed
+
+
+def _behind(
+    subject: Subject,
+    index: _Index,
+    candidates: list[Finding],
+    confirmed: dict[int, Confirmed],
+    details: dict[int, str],
+) -> None:
+    """Sites that raise only once the confirmed ones are out of place: ``w -= lr * g`` then
+    ``b -= lr * g`` raise one after the other, so flipping the second alone changes nothing.
+
+    Runs the script with every confirmed raising site flipped; while it still raises an
+    in-place error, a candidate whose flip (on top of those) makes it run is confirmed too.
+    """
+    path = subject.path
+    if path is None or not hasattr(subject, "source"):
+        return
+    while True:
+        lines = frozenset(
+            c.site.line for c in confirmed.values() if c.kind == "raises" and c.site.path == path
+        )
+        if not lines:
+            return
+        fixed_so_far = run(subject, flip=(path, min(lines)), also=lines)
+        error = fixed_so_far.error
+        if error is None or not INPLACE_ERROR.search(str(error)):
+            return
+        added = False
+        for finding in candidates:
+            site = index.site(finding)
+            if id(finding) in confirmed or site.path != path or site.line in lines:
+                continue
+            twin = run(subject, flip=(path, site.line), also=lines)
+            if twin.flipped and twin.ok:
+                shown = ", ".join(str(n) for n in sorted(lines))
+                evidence = (
+                    f"with line(s) {shown} out of place the run still raises "
+                    f"{_describe(error)}; its out-of-place twin at this line runs"
+                )
+                confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "raises", "twin")
+                details.pop(id(finding), None)
+                added = True
+                break
+        if not added:
+            return
 
 
 _ = VERSION_ERROR

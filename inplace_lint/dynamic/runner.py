@@ -545,16 +545,23 @@ def run(
     flip: tuple[str, int] | None = None,
     detect: bool = False,
     cover: bool = False,
+    also: frozenset[int] = frozenset(),
 ) -> Outcome:
-    """One seeded run; ``flip`` makes one site out of place; ``detect`` adds pass A."""
+    """One seeded run; ``flip`` makes one site out of place; ``detect`` adds pass A.
+
+    ``also`` flips more lines of the same file with it, where the subject is a script run
+    from its source (the live-code route flips one line).
+    """
     outcome = Outcome()
     source: str | None = None
     with ExitStack() as stack:
         if flip is not None:
             path, line = flip
             if subject.path is not None and path == subject.path and hasattr(subject, "source"):
-                source = out_of_place_twin(subject.source, lines={line})
-                outcome.flipped = source != subject.source
+                source = out_of_place_twin(subject.source, lines={line, *also})
+                rest = also - {line}
+                before = out_of_place_twin(subject.source, lines=set(rest)) if rest else None
+                outcome.flipped = source != (before or subject.source)
             else:
                 outcome.flipped = stack.enter_context(swapped(path, line))
             if not outcome.flipped:

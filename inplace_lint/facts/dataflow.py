@@ -420,7 +420,7 @@ class Analyzer:
                 if self._memo is None
                 else self._memo.summary(func, skip_first, self.imports, self.table)
             )
-            mutations = [m for m in summary if m.param not in containers]
+            mutations = [m for m in summary if m.elementwise or m.param not in containers]
             if mutations:
                 exempt = self._context(func, cls).exempt_args
                 self.summaries.setdefault(func.name.value, (mutations, exempt))
@@ -1592,6 +1592,8 @@ class Analyzer:
             if passed is None:
                 continue
             arg, values = passed
+            if mutation.elementwise:  # ``sgd_(model.parameters())`` writes each parameter
+                values = self._iterate(values)
             if mutation.guard is not None and not _passes_true(
                 keywords, positional, mutation.guard, mutation.guard_index
             ):
@@ -2059,23 +2061,25 @@ class Analyzer:
                     self._record_call(key, node, args)
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
-                self._apply_module(spec, module, first, inputs, node, callee)
-                results.append(self._returned_record(spec.user_class))
+                produced = self._apply_module(spec, module, first, inputs, node, callee)
+                results.append(self._returned_record(spec.user_class, produced))
                 continue
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
 
-    def _returned_record(self, class_name: str) -> Value:
+    def _returned_record(self, class_name: str, produced: list[Value]) -> Value:
         """What a same-file module's tuple-returning forward gives its caller: an opaque
-        record, whose elements carry the grad-target hazards the forward left in them."""
+        record. Its elements depend on the module's parameters (an optimizer step before
+        their backward is still IPL001) and carry the grad-target hazards the forward left."""
         record = new_value(Kind.CONTAINER)
+        uses = {r for v in produced for r in v.hist if r.role == "parameters"}
         known = self.returned_targets.get(class_name)
-        if known is not None:
-            size, hazards = known
-            for position in range(size):
-                element = self._unknown(sure=True)
-                element.grad_hazard = hazards.get(position)
-                record.elements.append(element)
+        size, hazards = known if known is not None else (1, {})
+        for position in range(size):
+            element = self._unknown(sure=known is not None)
+            element.hist |= uses
+            element.grad_hazard = hazards.get(position)
+            record.elements.append(element)
         return record
 
     def _returns_record(self, class_name: str) -> bool:
@@ -2175,6 +2179,11 @@ class Analyzer:
             if target is not None:
                 self.facts.checkpointed.setdefault(target.split(".")[-1], node)
         args = self._args(node)
+        for value in args[0][2] if args else []:  # ``checkpoint(block, h)`` runs block.forward
+            spec = value.module if value.kind is Kind.MODULE else None
+            for name in (spec.user_class, *spec.candidates) if spec is not None else ():
+                if name is not None:
+                    self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
 
     # ------------------------------------------------------------------ backward

@@ -32,6 +32,8 @@ class Mutation:
     returned: bool = False  # the function returns the mutated argument
     #: the function returns a value, so the write is a side effect the caller may not expect
     side_effect: bool = False
+    #: the write goes to the elements of a list/iterable argument (``for p in params: p.sub_``)
+    elementwise: bool = False
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -83,8 +85,12 @@ def summarize(
     found: dict[int, Mutation] = {}  # id of the write node -> the write
     rebound: set[str] = set()
     current: list[cst.CSTNode] = []
+    element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
 
     def hit(name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
+        elementwise = name in element_of
+        if name is not None and elementwise:
+            name = element_of[name]
         if name in index_of and name not in rebound and id(node) not in found and current:
             guard = guarded.get(id(node))
             found[id(node)] = Mutation(
@@ -96,6 +102,7 @@ def summarize(
                 augmented,
                 guard,
                 index_of.get(guard, -1) if guard else -1,
+                elementwise=elementwise,
             )
 
     class _Visitor(Walker):
@@ -171,6 +178,14 @@ def summarize(
 
         def visit_For(self, node: cst.For) -> None:
             _collect_names(node.target, rebound)
+            iterated = node.iter
+            if (
+                isinstance(iterated, cst.Name)
+                and iterated.value in index_of
+                and iterated.value not in rebound
+                and isinstance(node.target, cst.Name)
+            ):
+                element_of[node.target.value] = iterated.value
 
     _Visitor().run(func.body)
     gives, returned = returns(func)
