@@ -134,6 +134,35 @@ def test_integers_lists_and_item_sums_are_not_tensors() -> None:
     )
 
 
+ENCODER = """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor):
+        {line}
+        return self.proj(hidden_states)
+"""
+
+
+def test_zeroing_padding_of_a_forward_argument_is_not_reported_without_a_caller() -> None:
+    """Padding positions are not data; a caller here would still be judged at its call."""
+    padding = "hidden_states[~attention_mask.bool()] = 0.0"
+    assert codes(ENCODER.format(line=padding)) == []
+    # SpecAugment-style masking of real frames, and any other value, are still reported
+    for line in (
+        "hidden_states[~time_mask] = 0.0",
+        "hidden_states[~attention_mask] = 1.0",
+        "hidden_states[attention_mask] = 0.0",
+        "hidden_states += 1",
+    ):
+        assert codes(ENCODER.format(line=line)) == [(11, "IPL004")], line
+
+
 def test_linting_many_files_keeps_nothing_alive() -> None:
     """Visitors made per call (and the trees their closures hold) die with the file."""
     import gc
@@ -160,3 +189,44 @@ def test_linting_many_files_keeps_nothing_alive() -> None:
         gc.collect()
         counts.append(walker_classes())
     assert counts[0] == counts[1] == counts[2], counts
+
+
+def test_an_epsilon_nudge_is_not_a_stale_read() -> None:
+    """``edges[..., -1] += 1e-6`` read again through an alias differs only by rounding."""
+    source = """
+        import torch
+        def bins(inputs, widths, reverse):
+            edges = torch.cumsum(widths, dim=-1)
+            other = edges * 2
+            where = other if reverse else edges
+            where[..., -1] {op}
+            idx = torch.sum(inputs[..., None] >= where, dim=-1) - 1
+            return edges.gather(-1, idx[..., None])
+        """
+    assert codes(source.format(op="+= 1e-6")) == []
+    assert codes(source.format(op="-= 1e-7")) == []
+    assert codes(source.format(op="+= 0.5")) == [(7, "IPL002")]
+    assert codes(source.format(op="*= 1e-6")) == [(7, "IPL002")]
+
+
+def test_replacing_a_whole_element_by_a_call_on_it_is_the_list_idiom() -> None:
+    """``maps[k] = block(maps[k])`` on an argument: a list of feature maps, not a tensor row."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+            def forward(self, feature_maps):
+                for i, level in enumerate([0, 2]):
+                    {line}
+                return torch.cat(feature_maps, dim=1)
+        """
+    assert (
+        codes(source.format(line="feature_maps[level] = self.blocks[i](feature_maps[level])")) == []
+    )
+    row = "feature_maps[:, level] = self.blocks[i](feature_maps[:, level])"
+    assert codes(source.format(line=row)) == [(12, "IPL004")]

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from inplace_lint.checks.base import RawFinding, Rule
 from inplace_lint.facts.events import Facts
+from inplace_lint.facts.model import Write
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
     for event in facts.stale_reads:
         write = event.write
-        if write.via_call is not None or id(write.node) in seen:
+        if write.via_call is not None or id(write.node) in seen or _nudge(write):
             continue
         seen.add(id(write.node))
         target = f"`{write.name or write.target}`" if write.target else "a tensor"
@@ -30,6 +33,35 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             )
             related = ((event.read, f"`{event.name}` read again here"), *write.related)
         yield RawFinding("IPL002", write.node, write.stmt, message, related)
+
+
+#: Largest constant that counts as a numerical nudge rather than a change of value.
+NUDGE = 1e-4
+
+
+def _nudge(write: Write) -> bool:
+    """``edges[..., -1] += 1e-6``: an epsilon for numerical safety; a read of the value from
+    before it differs by no more than rounding does, so it is not a stale read."""
+    stmt = write.stmt
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if not isinstance(small, cst.AugAssign) or (
+            small is not write.node and small.target is not write.node
+        ):
+            continue
+        if not isinstance(small.operator, cst.AddAssign | cst.SubtractAssign):
+            return False
+        value = small.value
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if not isinstance(value, cst.Float):
+            return False
+        try:
+            return 0.0 < float(value.value) <= NUDGE
+        except ValueError:
+            return False
+    return False
 
 
 RULE = Rule(

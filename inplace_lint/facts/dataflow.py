@@ -997,6 +997,10 @@ class Analyzer:
                         container.elements.extend(values)
                         container.added.update((v.id, now) for v in values)
                 return
+            if _replaces_element(target, source):
+                for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
+                    if value.kind is Kind.TENSOR and value.origin == "arg" and not value.hist:
+                        value.kind = Kind.CONTAINER
             if any(v.kind is Kind.CONTAINER for v in base):
                 for container in base:
                     if container.kind is Kind.CONTAINER:
@@ -2526,6 +2530,7 @@ class Analyzer:
                     or ("it runs under no_grad" if scope.no_grad else "")
                     or ("it is guarded by an inplace flag" if self._inplace_guard else "")
                     or ("it copies into the argument, a destination" if _copies(write) else "")
+                    or ("it zeroes padding, which callers do not read" if _pads(write) else "")
                 )
                 self.facts.arg_writes.append(
                     ev.ArgWrite(
@@ -2820,6 +2825,51 @@ def _copies(write: Write) -> bool:
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == "copy_"
     )
+
+
+def _replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
+    """``maps[k] = block(maps[k])`` replaces a whole element by a call on it: the list idiom
+    (a tensor's row would be written through a slice, or in place by the call itself)."""
+    if not isinstance(source, cst.Call) or not source.args or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Name | cst.Integer):
+        return False
+    first = source.args[0].value
+    return isinstance(first, cst.Subscript) and first.deep_equals(target)
+
+
+#: Mask names whose ``False`` positions are padding.
+_PADDING_MASKS = ("attention_mask", "padding_mask", "pad_mask")
+
+
+def _pads(write: Write) -> bool:
+    """``h[~attention_mask] = 0``: a constant written over the padding positions only, which
+    no caller reads as data (a write the caller can see is judged at its call site)."""
+    node, stmt = write.node, write.stmt
+    if write.via_call is not None or not isinstance(node, cst.Subscript):
+        return False
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(node.slice) != 1:
+        return False
+    source = next(
+        (
+            small.value
+            for small in stmt.body
+            if isinstance(small, cst.Assign) and any(t.target is node for t in small.targets)
+        ),
+        None,
+    )
+    index = node.slice[0].slice
+    if not _literal_zero(source) or not isinstance(index, cst.Index):
+        return False
+    mask = index.value
+    if not isinstance(mask, cst.UnaryOperation) or not isinstance(mask.operator, cst.BitInvert):
+        return False
+    inner = mask.expression
+    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+        inner = inner.func.value  # ``~mask.bool()``
+    name = dotted_name(inner) if isinstance(inner, cst.Name | cst.Attribute) else None
+    return name is not None and any(word in name.lower() for word in _PADDING_MASKS)
 
 
 def _counters(stmt: cst.For) -> frozenset[str]:
