@@ -42,6 +42,7 @@ from inplace_lint.facts.summaries import (
     Mutation,
     destination,
     grad_target_params,
+    replaces_element,
     returns,
     summarize,
 )
@@ -997,7 +998,7 @@ class Analyzer:
                         container.elements.extend(values)
                         container.added.update((v.id, now) for v in values)
                 return
-            if _replaces_element(target, source):
+            if replaces_element(target, source):
                 for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
                     if value.kind is Kind.TENSOR and value.origin == "arg" and not value.hist:
                         value.kind = Kind.CONTAINER
@@ -1708,7 +1709,9 @@ class Analyzer:
                     for _, _, values in args:
                         for element in self._flatten(values):
                             container.elements.append(element)
-                            container.added[element.id] = now
+                            # the first time counts: a loop appending the tensor it then
+                            # writes in place keeps one tensor, changed, in every slot
+                            container.added.setdefault(element.id, now)
                 return [new_value(Kind.OTHER)]
             if method in ("pop", "get", "popleft"):
                 return [e for c in containers for e in c.elements] or [self._unknown()]
@@ -2825,18 +2828,6 @@ def _copies(write: Write) -> bool:
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == "copy_"
     )
-
-
-def _replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
-    """``maps[k] = block(maps[k])`` replaces a whole element by a call on it: the list idiom
-    (a tensor's row would be written through a slice, or in place by the call itself)."""
-    if not isinstance(source, cst.Call) or not source.args or len(target.slice) != 1:
-        return False
-    index = target.slice[0].slice
-    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Name | cst.Integer):
-        return False
-    first = source.args[0].value
-    return isinstance(first, cst.Subscript) and first.deep_equals(target)
 
 
 #: Mask names whose ``False`` positions are padding.

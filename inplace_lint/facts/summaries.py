@@ -58,6 +58,27 @@ def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
             return None
 
 
+def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
+    """``maps[k] = block(maps[k])`` replaces a whole element by a call on it: the list idiom
+    (a tensor's row would be written through a slice, or in place by the call itself)."""
+    if not isinstance(source, cst.Call) or not source.args or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Name | cst.Integer):
+        return False
+    first = source.args[0].value
+    return isinstance(first, cst.Subscript) and first.deep_equals(target)
+
+
+def _aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
+    """The name ``node`` shares storage with: ``r`` for ``r`` and ``r.view(-1)``."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value not in table.view_methods:
+            return None
+        node = node.func.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 def _data_root(node: cst.BaseExpression) -> str | None:
     """The leftmost name of a method chain: ``x`` for ``x.masked_fill(m, 0).softmax(-1)``."""
     while True:
@@ -87,7 +108,11 @@ def summarize(
     current: list[cst.CSTNode] = []
     element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
 
+    alias_of: dict[str, str] = {}  # ``returns = r``, ``flat = r.view(-1)``: -> the parameter
+
     def hit(name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
+        if name is not None and name in alias_of:
+            name = alias_of[name]
         elementwise = name in element_of
         if name is not None and elementwise:
             name = element_of[name]
@@ -166,11 +191,23 @@ def summarize(
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
                 sub = target.target
-                if isinstance(sub, cst.Subscript) and not _keyed(sub):
+                if (
+                    isinstance(sub, cst.Subscript)
+                    and not _keyed(sub)
+                    and not replaces_element(sub, node.value)  # a list element replaced
+                ):
                     hit(_root(sub, table), node, "subscript assignment")
 
         def leave_Assign(self, original_node: cst.Assign) -> None:
             for target in original_node.targets:
+                name = target.target
+                if isinstance(name, cst.Name) and name.value not in index_of:
+                    param = _aliased_param(original_node.value, table)
+                    param = alias_of.get(param, param) if param is not None else None
+                    if param in index_of and param not in rebound:
+                        alias_of[name.value] = param
+                    else:
+                        alias_of.pop(name.value, None)
                 _collect_names(target.target, rebound)
 
         def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
@@ -189,6 +226,7 @@ def summarize(
 
     _Visitor().run(func.body)
     gives, returned = returns(func)
+    returned = returned | {alias_of[name] for name in returned if name in alias_of}
     return sorted(
         (replace(m, returned=m.param in returned, side_effect=gives) for m in found.values()),
         key=lambda m: m.index,  # stable: a parameter's writes stay in source order
