@@ -426,6 +426,9 @@ class _Fixer:
         if base not in _FRESH:
             return None
         receiver = func.value
+        chain = self._inplace_chain(call)
+        if chain is not None:
+            return self._chain_form(*chain, capable)
         rename = Edit(self.start(func.attr), self.end(func.attr), base)
         if self.is_statement(call):
             if not isinstance(receiver, cst.Name) or receiver.value in self.aliases:
@@ -436,6 +439,54 @@ class _Fixer:
             return f"Replace `{name}.{method}(...)` with `{name} = {name}.{base}(...)`", edits, safe
         safe = self._value_safe(call, receiver, capable)
         return f"Use `{base}()` instead of `{method}()`", [rename], safe
+
+    def _inplace_chain(
+        self, call: cst.Call
+    ) -> tuple[list[cst.Attribute], cst.BaseExpression, cst.Call] | None:
+        """For a call inside ``h.mul_(2).add_(1)``: the chain's in-place methods (innermost
+        first), its receiver ``h`` and its outermost call; ``None`` for a lone in-place call."""
+        methods: list[cst.Attribute] = []
+        node: cst.BaseExpression = call
+        while (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and _is_inplace_name(node.func.attr.value)
+        ):
+            methods.insert(0, node.func)
+            node = node.func.value
+        root, top = node, call
+        while True:
+            attribute = self.parent.get(top)
+            outer = self.parent.get(attribute) if attribute is not None else None
+            if not (
+                isinstance(attribute, cst.Attribute)
+                and attribute.value is top
+                and isinstance(outer, cst.Call)
+                and outer.func is attribute
+                and _is_inplace_name(attribute.attr.value)
+            ):
+                break
+            methods.append(attribute)
+            top = outer
+        return (methods, root, top) if len(methods) > 1 else None
+
+    def _chain_form(
+        self, methods: list[cst.Attribute], root: cst.BaseExpression, top: cst.Call, capable: bool
+    ) -> _Built | None:
+        """``h.mul_(2).add_(1)``: every method goes out of place; as a statement the chain
+        rebinds ``h``. No fix when a method has no out-of-place form."""
+        if any(m.attr.value[:-1] not in _FRESH for m in methods):
+            return None
+        if not isinstance(root, cst.Name) or root.value in self.aliases:
+            return None
+        name = root.value
+        renames = [Edit(self.start(m.attr), self.end(m.attr), m.attr.value[:-1]) for m in methods]
+        if self.is_statement(top):
+            edits = [Edit(self.start(top), self.start(top), f"{name} = "), *renames]
+            safe = capable and self.rebind_is_safe(name, top)
+            return f"Replace the in-place chain on `{name}` with `{name} = ...`", edits, safe
+        safe = self._value_safe(top, root, capable)
+        return f"Use out-of-place methods for the chain on `{name}`", renames, safe
 
     def _function_form(self, call: cst.Call, func: cst.Attribute, capable: bool) -> _Built | None:
         name = func.attr.value

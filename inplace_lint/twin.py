@@ -354,6 +354,25 @@ def _write_through(
     return [clone, stmt]
 
 
+def _chain_root(call: cst.Call, rewritten: bool = False) -> cst.BaseExpression | None:
+    """``h`` for ``h.mul_(2).add_(1)`` (in-place methods, at least two, on a dotted name that
+    is not ``.data``), else ``None``. In the ``rewritten`` tree the inner calls are already out
+    of place (``h.mul(2).add_(1)``), so there any method call counts below the outermost."""
+    node: cst.BaseExpression = call
+    depth = 0
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        name = node.func.attr.value
+        if (depth == 0 or not rewritten) and (not _is_inplace_name(name) or name in _NOT_REWRITTEN):
+            return None
+        node = node.func.value
+        depth += 1
+    if depth < 2 or not _is_dotted(node):
+        return None
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        return None
+    return node
+
+
 def _inplace_function(call: cst.Call) -> str | None:
     """The dotted name of ``torch.relu_`` / ``F.relu_`` style calls, else ``None``."""
     name = _dotted_name(call.func)
@@ -465,6 +484,8 @@ class _TwinTransformer(cst.CSTTransformer):
         self._owned: set[int] = set()
         #: Calls whose ``inplace=True`` was turned off.
         self._flipped: set[int] = set()
+        #: Owned calls that end a chain of in-place methods on a name (``h.mul_(2).add_(1)``).
+        self._chains: set[int] = set()
 
     # -- positions
 
@@ -510,6 +531,8 @@ class _TwinTransformer(cst.CSTTransformer):
                     self._owned.add(id(call))
             elif _inplace_function(call) or _inplace_method(call) or _keyword(call, "out"):
                 self._owned.add(id(call))
+                if _chain_root(call) is not None:
+                    self._chains.add(id(call))
 
     def _rewrite_body(
         self,
@@ -532,6 +555,12 @@ class _TwinTransformer(cst.CSTTransformer):
         if isinstance(old, cst.Expr) and isinstance(new, cst.Expr):
             if not (isinstance(old.value, cst.Call) and isinstance(new.value, cst.Call)):
                 return None
+            if id(old.value) in self._chains:
+                root = _chain_root(new.value, rewritten=True)
+                if root is not None:  # ``h.mul_(2).add_(1)`` -> ``h = h.mul(2).add(1)``
+                    receiver = cast(cst.Attribute, new.value.func).value
+                    value = _out_of_place_method(new.value, receiver)
+                    return [_assign(root, value).with_changes(semicolon=new.semicolon)]
             if id(old.value) in self._owned:
                 return _rewrite_owned_call(new.value, new)
             if id(old.value) in self._flipped:
@@ -690,11 +719,30 @@ def _rewrite_aug_assign(stmt: cst.AugAssign) -> list[cst.BaseSmallStatement] | N
     )
 
 
+#: Values that are never a tensor: ``self.data = []`` stores a list, not tensor data.
+_NOT_TENSORS = (
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.Tuple,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+)
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("self", "cls")
+
+
 def _rewrite_assign(stmt: cst.Assign) -> list[cst.BaseSmallStatement] | None:
     """``x[i] = v`` -> ``x = <clone of x>; x[i] = v``; ``x.data = v`` -> ``x = x * 0 + v``."""
     if len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Attribute):
         owner = _alias_owner(stmt.targets[0].target)
-        if owner is not None:
+        if owner is not None and not _is_self(owner) and not isinstance(stmt.value, _NOT_TENSORS):
             return _rebind(owner, _zero_plus(owner, stmt.value), stmt)
     bases: dict[str, cst.BaseExpression] = {}
     for target in stmt.targets:

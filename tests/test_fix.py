@@ -51,6 +51,8 @@ REWRITES: list[tuple[str, str, str]] = [
     ("out= naming the saved tensor", "torch.mul(h, 2.0, out=h)\n", "h = torch.mul(h, 2.0)\n"),
     ("inplace keyword", "F.relu(h, inplace=True)\n", "h = F.relu(h)\n"),
     ("inside a block", "if a.sum() > 0:\n    h.mul_(2)\n", "if a.sum() > 0:\n    h = h.mul(2)\n"),
+    ("chain of in-place methods", "h.mul_(2).add_(1)\n", "h = h.mul(2).add(1)\n"),
+    ("chain rebinding its name", "h = h.mul_(2).add_(1)\n", "h = h.mul(2).add(1)\n"),
 ]  # fmt: skip
 
 
