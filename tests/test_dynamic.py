@@ -25,8 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = catalogue_examples(ROOT)
 CASES = [e for e in all_examples(ROOT) if e.origin.startswith("tests/")]
 ALL_CODES = [rule.code for rule in all_rules()]
-#: Static misses recorded as strict xfails in test_examples_static.py: no candidate to flip.
-STATIC_MISSES = {"tests/cases/ipl006/saliency_dict_target_relu_.py"}
+#: Static misses recorded as strict xfails in test_examples_static.py: no candidate to flip,
+#: or only one of two writes, or the line under another code.
+STATIC_MISSES = {
+    "tests/cases/ipl006/saliency_dict_target_relu_.py",
+    "tests/cases/ipl006/gradcam_activation_grad_rebound_after_relu.py",
+    "tests/cases/ipl002/rnn_state_history_inplace_update.py",
+}
 
 
 def _confirmed(example: Example, tmp_path: Path) -> set[tuple[int, str]]:

@@ -148,7 +148,11 @@ def _codes(module: cst.Module) -> list[str]:
 def _repo_files() -> list[Path]:
     found: list[Path] = []
     for folder in ("inplace_lint", "tests", "examples", "bench"):
-        found += [p for p in (ROOT / folder).rglob("*.py") if ".corpora" not in p.parts]
+        found += [
+            p
+            for p in (ROOT / folder).rglob("*.py")
+            if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
+        ]
     return sorted(found)
 
 
