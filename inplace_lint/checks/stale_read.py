@@ -42,26 +42,20 @@ NUDGE = 1e-4
 def _nudge(write: Write) -> bool:
     """``edges[..., -1] += 1e-6``: an epsilon for numerical safety; a read of the value from
     before it differs by no more than rounding does, so it is not a stale read."""
-    stmt = write.stmt
-    if not isinstance(stmt, cst.SimpleStatementLine):
+    small = write.small_statement()
+    if not isinstance(small, cst.AugAssign):
         return False
-    for small in stmt.body:
-        if not isinstance(small, cst.AugAssign) or (
-            small is not write.node and small.target is not write.node
-        ):
-            continue
-        if not isinstance(small.operator, cst.AddAssign | cst.SubtractAssign):
-            return False
-        value = small.value
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            value = value.expression
-        if not isinstance(value, cst.Float):
-            return False
-        try:
-            return 0.0 < float(value.value) <= NUDGE
-        except ValueError:
-            return False
-    return False
+    if not isinstance(small.operator, cst.AddAssign | cst.SubtractAssign):
+        return False
+    value = small.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    if not isinstance(value, cst.Float):
+        return False
+    try:
+        return 0.0 < float(value.value) <= NUDGE
+    except ValueError:
+        return False
 
 
 RULE = Rule(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import math
 import os
 import random
@@ -540,6 +541,13 @@ def environment(subject: Subject) -> Iterator[None]:
                 _remove_path(folder)
 
 
+@functools.lru_cache(maxsize=16)
+def _twin(source: str, lines: frozenset[int]) -> str:
+    """The out-of-place twin of ``source`` on ``lines``; confirming cascading sites asks for
+    the twin of the same confirmed lines once per candidate."""
+    return out_of_place_twin(source, lines=set(lines))
+
+
 def run(
     subject: Subject,
     flip: tuple[str, int] | None = None,
@@ -558,9 +566,9 @@ def run(
         if flip is not None:
             path, line = flip
             if subject.path is not None and path == subject.path and hasattr(subject, "source"):
-                source = out_of_place_twin(subject.source, lines={line, *also})
+                source = _twin(subject.source, frozenset({line, *also}))
                 rest = also - {line}
-                before = out_of_place_twin(subject.source, lines=set(rest)) if rest else None
+                before = _twin(subject.source, rest) if rest else None
                 outcome.flipped = source != (before or subject.source)
             else:
                 outcome.flipped = stack.enter_context(swapped(path, line))

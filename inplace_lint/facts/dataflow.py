@@ -2837,19 +2837,11 @@ _PADDING_MASKS = ("attention_mask", "padding_mask", "pad_mask")
 def _pads(write: Write) -> bool:
     """``h[~attention_mask] = 0``: a constant written over the padding positions only, which
     no caller reads as data (a write the caller can see is judged at its call site)."""
-    node, stmt = write.node, write.stmt
-    if write.via_call is not None or not isinstance(node, cst.Subscript):
+    node = write.node
+    if write.via_call is not None or not isinstance(node, cst.Subscript) or len(node.slice) != 1:
         return False
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(node.slice) != 1:
-        return False
-    source = next(
-        (
-            small.value
-            for small in stmt.body
-            if isinstance(small, cst.Assign) and any(t.target is node for t in small.targets)
-        ),
-        None,
-    )
+    small = write.small_statement()
+    source = small.value if isinstance(small, cst.Assign) else None
     index = node.slice[0].slice
     if not _literal_zero(source) or not isinstance(index, cst.Index):
         return False

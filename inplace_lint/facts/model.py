@@ -50,6 +50,20 @@ class Write:
     shape_only: bool = False  # ``squeeze_()`` and friends: new shape, same values
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
+    def small_statement(self) -> cst.BaseSmallStatement | None:
+        """The simple statement of ``stmt`` that makes this write: the write itself
+        (``x += y``) or the assignment whose target it is (``x[i] = v``, ``x[i] += v``)."""
+        if not isinstance(self.stmt, cst.SimpleStatementLine):
+            return None
+        for small in self.stmt.body:
+            if small is self.node:
+                return small
+            if isinstance(small, cst.AugAssign) and small.target is self.node:
+                return small
+            if isinstance(small, cst.Assign) and any(t.target is self.node for t in small.targets):
+                return small
+        return None
+
 
 @dataclass(eq=False)
 class Group:
