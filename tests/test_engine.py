@@ -230,3 +230,53 @@ def test_replacing_a_whole_element_by_a_call_on_it_is_the_list_idiom() -> None:
     )
     row = "feature_maps[:, level] = self.blocks[i](feature_maps[:, level])"
     assert codes(source.format(line=row)) == [(12, "IPL004")]
+
+
+def test_a_stand_in_built_like_the_tensor_on_the_other_arm_is_meant_to_share_its_writes() -> None:
+    """``r_ts = ts`` on one arm, ``r_ts`` built from ``r`` exactly as ``ts`` was built from
+    ``t`` on the other: in that mode r is t by design, so zeroing ``ts`` is meant for both."""
+    source = """
+        import torch
+
+        @torch.no_grad()
+        def sample(model, t, r, x, context, mean_velocity):
+            ts = t.expand(x.shape[0]).unsqueeze(-1)
+            ts = ts.repeat((1, x.shape[1]))
+            if mean_velocity:
+                {arm}
+            else:
+                r_ts = ts
+            ts[:, :context] = 0
+            return model(x, timestep=ts, r_timestep=r_ts)
+        """
+    mirror = "r_ts = r.expand(x.shape[0]).unsqueeze(-1); r_ts = r_ts.repeat((1, x.shape[1]))"
+    assert codes(source.format(arm=mirror.replace("; ", "\n                "))) == []
+    # built some other way, or from the written tensor itself: an alias whose old value matters
+    other = "r_ts = r.expand(x.shape[0]).unsqueeze(-1)"
+    assert codes(source.format(arm=other)) == [(12, "IPL002")]
+    derived = "r_ts = ts.flip(0)"
+    assert codes(source.format(arm=derived)) == [(12, "IPL002")]
+
+
+def test_a_conditional_identity_is_still_a_stale_alias() -> None:
+    """The ResNet shortcut bound on either arm (or by a conditional expression) keeps its
+    old value only when it is not the tensor that ReLU then overwrites."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x):
+                x = self.bn(self.conv(x))
+                {binding}
+                x.relu_()
+                return self.conv2(x) + identity
+        """
+    for binding in (
+        "identity = self.down(x) if self.down is not None else x",
+        "identity = x\n                if self.down is not None: identity = self.down(x)",
+        "if self.down is not None:\n                    identity = self.down(x)\n"
+        "                else:\n                    identity = x",
+    ):
+        relu = 9 + binding.count("\n")
+        assert codes(source.format(binding=binding)) == [(relu, "IPL002")], binding

@@ -38,6 +38,7 @@ from inplace_lint.facts.ops import (
     OpTable,
     load_table,
 )
+from inplace_lint.facts.stand_in import stand_in
 from inplace_lint.facts.summaries import (
     Mutation,
     destination,
@@ -280,6 +281,8 @@ class _Scope:
     stores: dict[str, cst.CSTNode] = field(default_factory=dict)
     #: writes to a tensor that an earlier ``self.attr = ...`` of this function keeps
     stored_writes: list[tuple[_Pending, str, int]] = field(default_factory=list)
+    #: name -> (its binding, the groups it holds only as a stand-in for another tensor)
+    stand_ins: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)
 
 
 _MAX_TWICE_DEPTH = 2
@@ -643,8 +646,25 @@ class Analyzer:
 
     # ------------------------------------------------------------------ statements
     def _block(self, body: Sequence[cst.CSTNode]) -> None:
-        for stmt in body:
-            self._statement(stmt)
+        for index, stmt in enumerate(body):
+            if isinstance(stmt, cst.If):
+                self._if(stmt, body[:index])
+            else:
+                self._statement(stmt)
+
+    def _if(self, stmt: cst.If, before: Sequence[cst.CSTNode]) -> None:
+        """An if statement, noting a stand-in alias one of its arms makes (see stand_in)."""
+        scope = self.scope
+        pair = stand_in(stmt, before)
+        bound = scope.bindings.get(pair[1]) if pair is not None else None
+        self._statement(stmt)
+        if pair is None or bound is None or scope.bindings.get(pair[1]) != bound:
+            return
+        name, tensor = pair
+        held = {v.group.id for v in scope.env.get(tensor, []) if v.kind is Kind.TENSOR}
+        own = {v.group.id for v in scope.env.get(name, []) if v.kind is Kind.TENSOR} - held
+        if held and own and name in scope.bindings:
+            scope.stand_ins[name] = (scope.bindings[name], frozenset(held))
 
     def _statement(self, stmt: cst.CSTNode) -> None:
         scope = self.scope
@@ -1310,6 +1330,8 @@ class Analyzer:
         now = self._next()
         binding = scope.bindings.get(name, 0)
         groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
+        stand = scope.stand_ins.get(name)
+        own = groups - stand[1] if stand is not None and stand[0] == binding else groups
         indexing, self._indexing = self._indexing, 0
         held = [  # (group, when it was put in the container); x[i] picks an unknown element
             (e.group.id, v.added.get(e.id, 0))
@@ -1322,7 +1344,7 @@ class Analyzer:
             if pending.done or now <= pending.seq or binding >= pending.seq:
                 continue
             stored = {g for g, when in held if when < pending.seq}
-            if not (groups | stored) & pending.groups:
+            if not (own | stored) & pending.groups:
                 continue
             if any(pending.soft_alias(v) for v in values if v.group.id in pending.groups):
                 continue
