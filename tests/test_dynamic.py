@@ -29,7 +29,6 @@ ALL_CODES = [rule.code for rule in all_rules()]
 #: or only one of two writes, or the line under another code.
 STATIC_MISSES = {
     "tests/cases/ipl006/saliency_dict_target_relu_.py",
-    "tests/cases/ipl006/gradcam_activation_grad_rebound_after_relu.py",
     "tests/cases/ipl002/rnn_state_history_inplace_update.py",
 }
 

@@ -280,3 +280,39 @@ def test_a_conditional_identity_is_still_a_stale_alias() -> None:
     ):
         relu = 9 + binding.count("\n")
         assert codes(source.format(binding=binding)) == [(relu, "IPL002")], binding
+
+
+def test_a_parameter_every_caller_fills_with_one_module_class_is_that_module() -> None:
+    """``grad_cam(model, x)`` after ``model = SmallCNN()``: the features SmallCNN.forward
+    returns carry its in-place ReLU into the grad call. Other callers, another class or a
+    non-module at that position leave the parameter unknown (IPL002 at the write, as before)."""
+    source = """
+        import torch
+        from torch import nn
+
+        class SmallCNN(nn.Module):
+            def forward(self, x):
+                feats = self.conv(x)
+                acts = feats.relu_()
+                return self.fc(acts.mean((2, 3))), feats
+
+        class Other(nn.Module):
+            def forward(self, x):
+                return x, x
+
+        def grad_cam(model, images):
+            logits, feats = model(images)
+            return torch.autograd.grad(logits.sum(), feats)
+
+        {calls}
+        """
+    one = "net = SmallCNN()\n        grad_cam(net, torch.randn(2, 3, 5, 5))"
+    assert codes(source.format(calls=one)) == [(8, "IPL006")]
+    keyword = "grad_cam(model=SmallCNN(), images=torch.randn(2, 3, 5, 5))"
+    assert codes(source.format(calls=keyword)) == [(8, "IPL006")]
+    for calls in (
+        one + "\n        grad_cam(Other(), torch.randn(2, 3, 5, 5))",
+        one + "\n        grad_cam(make_model(), torch.randn(2, 3, 5, 5))",
+        "",
+    ):
+        assert codes(source.format(calls=calls)) == [(8, "IPL002")], calls

@@ -21,10 +21,6 @@ KNOWN_MISSES = {
     "tests/cases/ipl006/saliency_dict_target_relu_.py": (
         "the grad target is a dict entry filled inside another function's forward"
     ),
-    "tests/cases/ipl006/gradcam_activation_grad_rebound_after_relu.py": (
-        "the model reaches the grad call as a parameter of another function, so its returned "
-        "features are not known to carry the forward's hazard (reported as IPL002 instead)"
-    ),
     "tests/cases/ipl002/rnn_state_history_inplace_update.py": (
         "of two writes before one stale read, only the later is reported"
     ),

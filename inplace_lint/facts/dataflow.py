@@ -361,6 +361,9 @@ class Analyzer:
         self.call_modes: dict[str, set[bool]] = {}
         #: function name -> argument position or keyword -> strongest grad a caller passed
         self.arg_grads: dict[str, dict[int | str, int]] = {}
+        #: function name -> argument position or keyword -> the same-file module every call
+        #: analysed so far passed there (None once some call passed anything else)
+        self.arg_modules: dict[str, dict[int | str, ModuleSpec | None]] = {}
         #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
         self.sequential_calls: dict[int, set[bool]] = {}
         #: module class -> the op whose saved output its forward returns
@@ -547,11 +550,28 @@ class Analyzer:
                 self._bind(name, [new_value(Kind.OTHER, name)])
                 continue
             value = self._param_value(param, index)
+            module = self._passed_module(name, index - 1 if is_method else index)
+            if module is not None and (value.origin == "arg" or value.kind is Kind.MODULE):
+                value = new_value(Kind.MODULE, name, module=module)
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 passed = self.arg_grads.get(ctx.name, {})
                 position = index - 1 if is_method else index
                 value.grad = max(value.grad, passed.get(position, 0), passed.get(name, 0))
             self._bind(name, [value])
+
+    def _passed_module(self, name: str, position: int) -> ModuleSpec | None:
+        """The same-file module class instance that every same-file call of this plain
+        function passes for this parameter (``grad_cam(model, x)`` after
+        ``model = SmallCNN()``), by position or by keyword."""
+        ctx = self.scope.ctx
+        if ctx.node is None or ctx.cls is not None:
+            return None
+        passed = self.arg_modules.get(ctx.name, {})
+        found = [passed[key] for key in (position, name) if key in passed]
+        if not found or any(spec is None for spec in found):
+            return None
+        specs = {spec.user_class for spec in found if spec is not None}
+        return found[0] if len(specs) == 1 else None
 
     def _param_value(self, param: cst.Param, index: int) -> Value:
         ctx = self.scope.ctx
@@ -1579,6 +1599,18 @@ class Analyzer:
         self._record_call(name, node, args)
         return [new_value(Kind.OTHER, name)]
 
+    def _note_passed_module(self, callee: str, key: int | str, values: list[Value]) -> None:
+        modules = self.arg_modules.setdefault(callee, {})
+        specs = {
+            v.module.user_class: v.module
+            for v in values
+            if v.kind is Kind.MODULE and v.module is not None and v.module.user_class
+        }
+        spec = next(iter(specs.values())) if len(specs) == 1 and len(values) == 1 else None
+        earlier = modules.get(key, spec)
+        same = earlier is not None and spec is not None and earlier.user_class == spec.user_class
+        modules[key] = spec if same else None
+
     def _record_call(
         self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
     ) -> list[Value]:
@@ -1595,6 +1627,7 @@ class Analyzer:
             if not keyword and not arg.star:
                 position += 1
             if not arg.star:
+                self._note_passed_module(callee, key, values)
                 passed = self.facts.passed_tensor.setdefault((callee, key), False)
                 self.facts.passed_tensor[(callee, key)] = passed or any(
                     v.kind is Kind.TENSOR for v in values
