@@ -356,8 +356,9 @@ def _write_through(
 
 def _chain_root(call: cst.Call, rewritten: bool = False) -> cst.BaseExpression | None:
     """``h`` for ``h.mul_(2).add_(1)`` (in-place methods, at least two, on a dotted name that
-    is not ``.data``), else ``None``. In the ``rewritten`` tree the inner calls are already out
-    of place (``h.mul(2).add_(1)``), so there any method call counts below the outermost."""
+    is not ``.data``, or on an element of one: ``ema[k]``), else ``None``. In the
+    ``rewritten`` tree the inner calls are already out of place (``h.mul(2).add_(1)``), so
+    there any method call counts below the outermost."""
     node: cst.BaseExpression = call
     depth = 0
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
@@ -366,7 +367,8 @@ def _chain_root(call: cst.Call, rewritten: bool = False) -> cst.BaseExpression |
             return None
         node = node.func.value
         depth += 1
-    if depth < 2 or not _is_dotted(node):
+    element = isinstance(node, cst.Subscript) and _is_dotted(node.value)
+    if depth < 2 or not (_is_dotted(node) or element):
         return None
     if isinstance(node, cst.Attribute) and node.attr.value == "data":
         return None
@@ -560,6 +562,8 @@ class _TwinTransformer(cst.CSTTransformer):
                 if root is not None:  # ``h.mul_(2).add_(1)`` -> ``h = h.mul(2).add(1)``
                     receiver = cast(cst.Attribute, new.value.func).value
                     value = _out_of_place_method(new.value, receiver)
+                    if isinstance(root, cst.Subscript):  # ``ema[k]``: through a clone of ema
+                        return _write_through(root, value, new)
                     return [_assign(root, value).with_changes(semicolon=new.semicolon)]
             if id(old.value) in self._owned:
                 return _rewrite_owned_call(new.value, new)

@@ -19,6 +19,7 @@ PAIRS: list[tuple[str, str, str]] = [
     ("method on a call result", "f().mul_(2)\n", "f().mul(2)\n"),
     ("chain of in-place methods", "h.mul_(2).add_(1)\n", "h = h.mul(2).add(1)\n"),
     ("chain on a temporary", "h.add(1).mul_(3)\n", "h = h.clone(); h.add(1).mul_(3)\n"),
+    ("chain on an element", "x[k].mul_(2).add_(1)\n", GUARD + "x[k] = x[k].mul(2).add(1)\n"),
     ("data attribute holding a list", "self.data = []\n", "self.data = []\n"),
     ("method with no out-of-place name", "x.zero_()\n", "x = x.clone().zero_()\n"),
     ("random fill", "x.normal_(0, 1)\n", "x = x.clone().normal_(0, 1)\n"),
