@@ -13,6 +13,9 @@ mechanical rewrite, returns the finding with a :class:`~inplace_lint.finding.Fix
 * ``x[i] = v`` on a plain name -> ``x = x.clone()`` inserted before the statement;
 * in a custom ``backward`` (IPL005), ``g = g.clone()`` before the first in-place write to ``g``.
 
+No fix rebinds a name that ``torch.autograd.grad`` or ``backward(inputs=...)`` differentiates
+against: the grad call would then get a tensor outside the graph.
+
 A fix is *safe* when it cannot change what correct code computes. Only IPL001 rewrites (and
 IPL005 clones) can be: IPL002, IPL004 and IPL006 exist because another name sees the write, so
 removing it changes what that name reads. An IPL001 rewrite is safe only when the written name
@@ -23,6 +26,7 @@ IPL007 and IPL008 carry no fix. This module never imports the code it reads, nor
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -30,13 +34,26 @@ from dataclasses import replace
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from inplace_lint.facts.walk import children_of
+from inplace_lint.facts.walk import children_of, walk
 from inplace_lint.finding import Edit, Finding, Fix, Position
 from inplace_lint.positions import Range, by_range, module_positions
 
 __all__ = ["ParentMemo", "attach_fixes"]
 
 #: Codes whose fix makes the write out of place.
+
+
+def _rebound(edits: Sequence[Edit]) -> set[str]:
+    """The names an insertion among ``edits`` rebinds (``x = `` or ``x = x.clone()``)."""
+    names: set[str] = set()
+    for edit in edits:
+        match = _REBINDING.match(edit.text) if edit.start == edit.end else None
+        if match:
+            names.add(match.group(1))
+    return names
+
+
+_REBINDING = re.compile(r"\s*([A-Za-z_]\w*) = ")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -300,6 +317,35 @@ class _Fixer:
             return self.aliases[head] + (f".{rest}" if rest else "")
         return None
 
+    @functools.cached_property
+    def grad_targets(self) -> frozenset[str]:
+        """Names some ``torch.autograd.grad(out, inputs)`` or ``.backward(inputs=...)`` in the
+        module differentiates against: rebinding one of them changes what is differentiated."""
+        found: set[str] = set()
+        for node in walk(self.module):
+            if not isinstance(node, cst.Call):
+                continue
+            inputs: cst.BaseExpression | None = None
+            for position, arg in enumerate(node.args):
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                if keyword == "inputs" or (
+                    keyword is None and position == 1 and self._is_grad_call(node)
+                ):
+                    inputs = arg.value
+            if inputs is None:
+                continue
+            elements = (
+                [e.value for e in inputs.elements]
+                if isinstance(inputs, cst.List | cst.Tuple)
+                else [inputs]
+            )
+            found.update(e.value for e in elements if isinstance(e, cst.Name))
+        return frozenset(found)
+
+    def _is_grad_call(self, call: cst.Call) -> bool:
+        name = self.qualified(call.func) or _dotted(call.func) or ""
+        return name in ("torch.autograd.grad", "autograd.grad")
+
     def is_torch(self, node: cst.BaseExpression) -> bool:
         name = self.qualified(node)
         return name is not None and (name == "torch" or name.startswith("torch."))
@@ -393,8 +439,8 @@ class _Fixer:
         if built is None:
             return None
         description, edits, safe = built
-        if not edits:
-            return None
+        if not edits or _rebound(edits) & self.grad_targets:
+            return None  # ``x = ...`` would hand the grad call a tensor outside the graph
         return Fix(description, tuple(sorted(edits, key=lambda e: (e.start, e.end))), safe)
 
     def _out_of_place(self, node: cst.CSTNode, code: str) -> _Built | None:

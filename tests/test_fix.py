@@ -153,6 +153,27 @@ def test_rules_without_a_mechanical_fix_carry_none() -> None:
         assert found and all(f.fix is None for f in found)
 
 
+def test_no_rebinding_fix_for_a_name_that_is_differentiated_against() -> None:
+    """``x_adv = x_adv.clamp(...)`` would hand ``autograd.grad`` a tensor outside the graph
+    (torch raises that it was not used); with no grad call on that name the fix is offered."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        from torch import nn
+        model = nn.Linear(6, 3)
+        x_adv = torch.rand(4, 6) + torch.zeros(4, 6).requires_grad_(True)
+        loss = model(x_adv).sum()
+        x_adv.clamp_(0.0, 1.0)
+        {tail}
+        """
+    )
+    targeted = lint_source(source.format(tail="(g,) = torch.autograd.grad(loss, x_adv)"), "m.py")
+    assert {f.code for f in targeted} == {"IPL001", "IPL006"}
+    assert all(f.fix is None for f in targeted)
+    plain = lint_source(source.format(tail="loss.backward()"), "m.py")
+    assert [f.code for f in plain] == ["IPL001"] and plain[0].fix is not None
+
+
 # --------------------------------------------------------------------------- safety
 
 
