@@ -233,7 +233,7 @@ def lint_path(path: Path, display: str, config: Config) -> FileResult:
 
 #: A code on a write hides these codes on the same write: the first is the louder failure.
 SUPERSEDES = {
-    "IPL001": ("IPL002", "IPL004", "IPL006", "IPL007"),
+    "IPL001": ("IPL002", "IPL004", "IPL007"),
     "IPL002": ("IPL004",),
     "IPL005": ("IPL002", "IPL004"),
     "IPL006": ("IPL002", "IPL004"),

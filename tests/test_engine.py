@@ -316,3 +316,41 @@ def test_a_parameter_every_caller_fills_with_one_module_class_is_that_module() -
         "",
     ):
         assert codes(source.format(calls=calls)) == [(8, "IPL002")], calls
+
+
+def test_gradients_require_grad_only_when_the_graph_is_created() -> None:
+    """The gradient penalty's norm saves its result; with ``create_graph=True`` the penalty is
+    differentiated again, so ``grad_norm.sub_(1)`` breaks that backward. Plain gradients are
+    constants: writing them in place is safe."""
+    source = """
+        import torch
+
+        def gradient_penalty(critic, real):
+            interp = real.detach().requires_grad_(True)
+            scores = critic(interp)
+            {unpack} = torch.autograd.grad(scores.sum(), interp{create})
+            grad_norm = grads.norm(2, dim=1)
+            grad_norm.sub_(1.0)
+            return grad_norm.pow(2).mean()
+        """
+    for unpack in ("(grads,)", "grads, *_"):
+        assert codes(source.format(unpack=unpack, create=", create_graph=True")) == [(9, "IPL001")]
+    assert codes(source.format(unpack="(grads,)", create=", None, True, True")) == [(9, "IPL001")]
+    assert codes(source.format(unpack="(grads,)", create="")) == []
+    assert codes(source.format(unpack="(grads,)", create=", create_graph=False")) == []
+
+
+def test_a_saved_input_that_is_also_the_grad_target_gets_both_codes() -> None:
+    """``x_adv.clamp_()`` after the model saved it, then ``autograd.grad(loss, x_adv)``: torch
+    raises that x_adv was not used in the graph (IPL006), and any other backward through the
+    graph meets the overwritten input (IPL001)."""
+    source = """
+        import torch
+        from torch import nn
+        model = nn.Linear(6, 3)
+        x_adv = torch.rand(4, 6) + torch.zeros(4, 6).requires_grad_(True)
+        loss = model(x_adv).sum()
+        x_adv.clamp_(0.0, 1.0)
+        (g,) = torch.autograd.grad(loss, x_adv)
+        """
+    assert codes(source) == [(7, "IPL001"), (7, "IPL006")]

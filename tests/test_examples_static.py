@@ -21,9 +21,6 @@ KNOWN_MISSES = {
     "tests/cases/ipl006/saliency_dict_target_relu_.py": (
         "the grad target is a dict entry filled inside another function's forward"
     ),
-    "tests/cases/ipl002/rnn_state_history_inplace_update.py": (
-        "of two writes before one stale read, only the later is reported"
-    ),
 }
 EXAMPLES = [
     pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[e.origin]))

@@ -9,16 +9,9 @@ from inplace_lint.facts.events import Facts
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
-    raised = {id(e.write.node) for e in facts.saved_overwrites}
     seen: set[int] = set()
     for event in facts.grad_targets:
         if id(event.node) in seen:
-            continue
-        if (
-            event.write is not None
-            and id(event.write.node) in raised
-            and event.node is not (event.grad_call)
-        ):
             continue
         seen.add(id(event.node))
         message = (

@@ -1378,10 +1378,8 @@ class Analyzer:
         if matched:
             for pending in matched:
                 pending.done = True
-            latest = max(matched, key=lambda p: p.seq)
-            # each write a called helper made is its own finding; direct writes: the latest
-            reported = [p for p in matched if p.write.via_call is not None and p is not latest]
-            for pending in [*reported, latest]:
+            # every write that changed the value since the read's name took it is a finding
+            for pending in sorted(matched, key=lambda p: p.seq):
                 how = (
                     "the in-place result was bound to a new name"
                     if (name == pending.written_name)
@@ -2250,7 +2248,6 @@ class Analyzer:
 
     # ------------------------------------------------------------------ backward
     def _grad_call(self, node: cst.Call) -> list[Value]:
-        scope = self.scope
         before = self._next()
         outputs_arg = _arg(node, 0, "outputs")
         inputs_arg = _arg(node, 1, "inputs")
@@ -2268,8 +2265,23 @@ class Analyzer:
             self._check_grad_targets(node, inputs_arg.value, before)
         retain = _retains(node)
         self._backward(self._flatten(outputs), node, retain, "`torch.autograd.grad`")
-        del scope
-        return [new_value(Kind.CONTAINER)]
+        return [self._gradients(node, inputs_arg, outputs)]
+
+    def _gradients(self, node: cst.Call, inputs_arg: cst.Arg | None, outputs: list[Value]) -> Value:
+        """The tuple ``torch.autograd.grad`` returns: one tensor per input. They require grad
+        (and backward runs through the graph they came from) only with ``create_graph=True``."""
+        create = _arg(node, 4, "create_graph")
+        differentiable = (
+            create is not None and literal_bool(create.value) is True and not self.scope.no_grad
+        )
+        inputs = inputs_arg.value if inputs_arg is not None else None
+        count = len(inputs.elements) if isinstance(inputs, cst.List | cst.Tuple) else 1
+        result = new_value(Kind.CONTAINER)
+        for _ in range(count):
+            gradient = self._unknown(inputs=outputs if differentiable else (), sure=True)
+            gradient.grad = 2 if differentiable else 0
+            result.elements.append(gradient)
+        return result
 
     def _backward_call(
         self, node: cst.Call, receiver: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
