@@ -354,3 +354,51 @@ def test_a_saved_input_that_is_also_the_grad_target_gets_both_codes() -> None:
         (g,) = torch.autograd.grad(loss, x_adv)
         """
     assert codes(source) == [(7, "IPL001"), (7, "IPL006")]
+
+
+def test_a_list_attribute_holds_what_a_method_appends() -> None:
+    """``self.cache_k = []`` in __init__, ``self.cache_k.append(k)``, then ``k.mul_()``: the
+    cache read afterwards sees the scaled key. A clone appended, or the append after the write,
+    is fine."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Cached(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.k_proj = nn.Linear(4, 4)
+                self.cache_k = []
+
+            def forward(self, x):
+                k = self.k_proj(x)
+                {append}
+                k.mul_(0.5)
+                keys = torch.cat(self.cache_k, dim=1)
+                return keys.sum() + k.sum()
+        """
+    assert codes(source.format(append="self.cache_k.append(k)")) == [(14, "IPL002")]
+    assert codes(source.format(append="self.cache_k.append(k.clone())")) == []
+    after = source.replace("                k.mul_(0.5)\n", "").replace(
+        "{append}", "k.mul_(0.5)\n                self.cache_k.append(k)"
+    )
+    assert codes(after) == []
+
+
+def test_advanced_indexing_of_an_unannotated_argument_is_a_copy() -> None:
+    """``shuffled = images[perm]`` gathers a copy whether or not ``images`` is known to be a
+    tensor, so scaling ``images`` in place afterwards leaves ``shuffled`` as it was."""
+    source = """
+        import torch
+
+        def mix(images, lam):
+            perm = torch.randperm(images.size(0))
+            shuffled = {index}
+            images.mul_(lam)
+            return images + shuffled
+
+        batch = torch.randn(4, 3)
+        out = mix(batch.clone(), 0.5)
+        """
+    assert codes(source.format(index="images[perm]")) == []
+    assert codes(source.format(index="images[1:]")) == [(7, "IPL002")]

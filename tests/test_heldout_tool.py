@@ -40,7 +40,9 @@ def test_score_reports_hits_and_clean_files(tmp_path: Path) -> None:
     done = _run("score", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "HIT " in done.stdout and "OK   " in done.stdout
-    assert done.stdout.splitlines()[-1].endswith("1/1; safe files clean: 1/1")
+    assert done.stdout.splitlines()[-1].endswith(
+        "1/1; safe files clean: 1/1; hazard files with unmarked findings: 0"
+    )
 
 
 def test_validate_rejects_a_wrong_label(tmp_path: Path) -> None:

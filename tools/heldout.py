@@ -9,7 +9,8 @@ Each case is a runnable script in the format of ``tests/cases`` (first line ``# 
 ``validate`` runs each case and its out-of-place twin with torch (the dev extra) and prints OK or
 BAD with the reason; the authors iterate until every file is OK. ``score`` never runs the cases:
 it lints them and prints, per file, HIT/MISS (hazards: every marked line and code reported) or
-OK/FLAG (safe look-alikes: nothing reported), then the totals. Exit status: 1 when any file is
+OK/FLAG (safe look-alikes: nothing reported), then the totals, with the number of hazard files
+that also get a finding on a line or code their author did not mark. Exit status: 1 when any file is
 BAD (validate), else 0.
 """
 
@@ -86,7 +87,7 @@ def validate(paths: list[str]) -> int:
 
 def score(paths: list[str]) -> int:
     codes = frozenset(rule.code for rule in all_rules()) - {"IPL008"}
-    hazards = hits = safe = clean = 0
+    hazards = hits = extra = safe = clean = 0
     for path in _files(paths):
         source = path.read_text(encoding="utf-8")
         if not source.startswith("# label:"):
@@ -100,6 +101,7 @@ def score(paths: list[str]) -> int:
             hazards += 1
             hit = expected <= got
             hits += hit
+            extra += bool(got - expected)
             print(
                 f"{'HIT ' if hit else 'MISS'} {path} expected={sorted(expected)} got={sorted(got)}"
             )
@@ -108,7 +110,8 @@ def score(paths: list[str]) -> int:
             clean += not got
             print(f"{'OK  ' if not got else 'FLAG'} {path} got={sorted(got)}")
     print(
-        f"hazards found on their marked lines: {hits}/{hazards}; safe files clean: {clean}/{safe}"
+        f"hazards found on their marked lines: {hits}/{hazards}; safe files clean: {clean}/{safe}; "
+        f"hazard files with unmarked findings: {extra}"
     )
     return 0
 

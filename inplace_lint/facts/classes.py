@@ -44,6 +44,10 @@ class ClassFacts:
     parameters: set[str] = field(default_factory=set)
     buffers: set[str] = field(default_factory=set)
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    #: attributes only ever assigned an empty list (``self.cache = []``): lists filled later
+    lists: set[str] = field(default_factory=set)
+    #: attributes assigned anything else somewhere
+    assigned: set[str] = field(default_factory=set)
 
 
 def literal_bool(node: cst.BaseExpression | None) -> bool | None:
@@ -341,6 +345,8 @@ def _record(
     if name is None or not name.startswith("self.") or name.count(".") != 1:
         return
     attr = name[5:]
+    empty_list = isinstance(value, cst.List) and not value.elements
+    (facts.lists if empty_list else facts.assigned).add(attr)
     if isinstance(value, cst.Call):
         qualified = resolver.imports.qualify(value.func)
         if qualified == "torch.nn.Parameter":

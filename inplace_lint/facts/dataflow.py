@@ -629,6 +629,12 @@ class Analyzer:
                 value.group.leaf = True
             elif attr in cls.buffers:
                 value = new_value(Kind.TENSOR, name, grad=0)
+            elif attr in cls.lists and attr not in cls.assigned:
+                # ``self.cache_k = []`` in __init__: a list this method may append to and read
+                value = new_value(Kind.CONTAINER, name, literal_container=True)
+                scope.env[name] = [value]
+                scope.bindings.setdefault(name, 0)
+                return [value]
             if value is not None:
                 scope.env[name] = [value]
                 scope.bindings.setdefault(name, 0)
@@ -1188,8 +1194,9 @@ class Analyzer:
                     # parameters are the container's
                     spec = ModuleSpec(qualname=None, node=None)
                     out.append(Value(kind=Kind.MODULE, group=value.group, module=spec))
-                elif value.kind is Kind.TENSOR and advanced and value.sure:
-                    copy = new_value(Kind.TENSOR, grad=value.grad)  # gathered: a new tensor
+                elif value.kind is Kind.TENSOR and advanced:
+                    # gathered by a tensor, list or mask index: a new tensor, never a view
+                    copy = new_value(Kind.TENSOR, grad=value.grad, sure=value.sure)
                     copy.hist |= value.hist
                     out.append(copy)
                 elif value.kind is Kind.TENSOR:

@@ -1,0 +1,37 @@
+# label: hazard raises
+# why: without @torch.no_grad() the EMA parameters are requires_grad leaves, so mul_ on them raises
+import copy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+class ModelEma:
+    def __init__(self, model, decay=0.9):
+        self.module = copy.deepcopy(model)
+        self.module.eval()
+        self.decay = decay
+
+    def update(self, model):
+        for ema_p, p in zip(self.module.parameters(), model.parameters()):
+            ema_p.mul_(self.decay).add_(p.detach(), alpha=1.0 - self.decay)  # <-- IPL003
+
+
+model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(inplace=True), nn.Linear(12, 3))
+ema = ModelEma(model, decay=0.9)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+
+for step in range(3):
+    x = torch.randn(5, 6)
+    target = torch.randint(0, 3, (5,))
+    loss = F.cross_entropy(model(x), target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    ema.update(model)
+
+ema_weights = [p.detach().clone() for p in ema.module.parameters()]
+student_weights = [p.detach().clone() for p in model.parameters()]

@@ -1,0 +1,31 @@
+# label: safe
+# why: relu_ acts on LayerNorm's output (layer_norm saves its input and stats, not its output) before the projection saves it
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class PreNormReluBlock(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.proj = nn.Linear(dim, hidden)
+        self.out = nn.Linear(hidden, dim)
+        self.gamma = nn.Parameter(torch.full((dim,), 0.1))
+
+    def forward(self, x):
+        h = self.norm(x)
+        h.relu_()
+        y = self.out(torch.tanh(self.proj(h)))
+        return x + self.gamma * y + h
+
+
+blocks = nn.Sequential(PreNormReluBlock(8, 16), PreNormReluBlock(8, 16))
+x = torch.randn(3, 5, 8, requires_grad=True)
+out = blocks(x)
+loss = out.mean(dim=1).pow(2).sum()
+loss.backward()
+norm_grad = blocks[0].norm.weight.grad
+proj_grad = blocks[1].proj.weight.grad
+x_grad = x.grad
