@@ -40,7 +40,7 @@ from inplace_lint.positions import Range, by_range, module_positions
 
 __all__ = ["ParentMemo", "attach_fixes"]
 
-#: Codes whose fix makes the write out of place.
+_REBINDING = re.compile(r"\s*([A-Za-z_]\w*) = ")
 
 
 def _rebound(edits: Sequence[Edit]) -> set[str]:
@@ -53,13 +53,11 @@ def _rebound(edits: Sequence[Edit]) -> set[str]:
     return names
 
 
-_REBINDING = re.compile(r"\s*([A-Za-z_]\w*) = ")
-
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+#: Codes whose fix makes the write out of place.
 _OUT_OF_PLACE_CODES = frozenset({"IPL001", "IPL002", "IPL004", "IPL006"})
 #: Of those, the codes whose fix can be safe (the others change what another name reads).
 _SAFE_CAPABLE = frozenset({"IPL001"})
@@ -439,7 +437,10 @@ class _Fixer:
         if built is None:
             return None
         description, edits, safe = built
-        if not edits or _rebound(edits) & self.grad_targets:
+        if not edits:
+            return None
+        rebound = _rebound(edits)
+        if rebound and rebound & self.grad_targets:
             return None  # ``x = ...`` would hand the grad call a tensor outside the graph
         return Fix(description, tuple(sorted(edits, key=lambda e: (e.start, e.end))), safe)
 

@@ -377,7 +377,7 @@ def _record(
     ):
         # assigned different modules on different paths: assume nothing about it but the
         # same-file classes it may be, whose forward may write to what it is given
-        classes = {c for s in (earlier, spec) for c in (s.user_class, *s.candidates) if c}
+        classes = {c for s in (earlier, spec) for c in s.classes}
         spec = ModuleSpec(qualname=None, node=value, candidates=tuple(sorted(classes)))
     facts.modules[attr] = spec
 

@@ -550,12 +550,12 @@ class Analyzer:
                 self._bind(name, [new_value(Kind.OTHER, name)])
                 continue
             value = self._param_value(param, index)
-            module = self._passed_module(name, index - 1 if is_method else index)
+            position = index - 1 if is_method else index  # as callers count their arguments
+            module = self._passed_module(name, position)
             if module is not None and (value.origin == "arg" or value.kind is Kind.MODULE):
                 value = new_value(Kind.MODULE, name, module=module)
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 passed = self.arg_grads.get(ctx.name, {})
-                position = index - 1 if is_method else index
                 value.grad = max(value.grad, passed.get(position, 0), passed.get(name, 0))
             self._bind(name, [value])
 
@@ -674,14 +674,15 @@ class Analyzer:
     def _block(self, body: Sequence[cst.CSTNode]) -> None:
         for index, stmt in enumerate(body):
             if isinstance(stmt, cst.If):
-                self._if(stmt, body[:index])
+                self._if(stmt, body, index)
             else:
                 self._statement(stmt)
 
-    def _if(self, stmt: cst.If, before: Sequence[cst.CSTNode]) -> None:
-        """An if statement, noting a stand-in alias one of its arms makes (see stand_in)."""
+    def _if(self, stmt: cst.If, block: Sequence[cst.CSTNode], index: int) -> None:
+        """``block[index]``, an if statement, noting a stand-in alias one of its arms makes
+        (see stand_in)."""
         scope = self.scope
-        pair = stand_in(stmt, before)
+        pair = stand_in(stmt, block, index)
         bound = scope.bindings.get(pair[1]) if pair is not None else None
         self._statement(stmt)
         if pair is None or bound is None or scope.bindings.get(pair[1]) != bound:
@@ -2120,12 +2121,11 @@ class Analyzer:
                 continue
             self.scope.callables[callee] = module.group
             spec = module.module
-            for name in (spec.user_class, *spec.candidates):  # their forward's argument writes
-                if name is not None:
-                    key = f"{name}.forward"
-                    mutations, _ = self.summaries.get(key, ((), ""))
-                    self.facts.judged.update((key, m.param) for m in mutations)
-                    self._record_call(key, node, args)
+            for name in spec.classes:  # their forward's argument writes
+                key = f"{name}.forward"
+                mutations, _ = self.summaries.get(key, ((), ""))
+                self.facts.judged.update((key, m.param) for m in mutations)
+                self._record_call(key, node, args)
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
                 produced = self._apply_module(spec, module, first, inputs, node, callee)
@@ -2248,9 +2248,8 @@ class Analyzer:
         args = self._args(node)
         for value in args[0][2] if args else []:  # ``checkpoint(block, h)`` runs block.forward
             spec = value.module if value.kind is Kind.MODULE else None
-            for name in (spec.user_class, *spec.candidates) if spec is not None else ():
-                if name is not None:
-                    self.facts.checkpointed.setdefault(f"{name}.forward", node)
+            for name in spec.classes if spec is not None else ():
+                self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
 
     # ------------------------------------------------------------------ backward

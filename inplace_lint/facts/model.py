@@ -127,6 +127,11 @@ class ModuleSpec:
     #: for nn.ModuleList/ModuleDict: the same-file module classes of its members
     members: tuple[str, ...] = ()
 
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """The same-file module classes this module may be an instance of."""
+        return tuple(c for c in (self.user_class, *self.candidates) if c)
+
 
 @dataclass(eq=False)
 class Value:

@@ -21,10 +21,11 @@ _CODE = cst.Module(body=[])
 _LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER})
 
 
-def stand_in(node: cst.If, before: Sequence[cst.CSTNode]) -> tuple[str, str] | None:
-    """``(stand_in, tensor)`` when one arm of ``node`` ends by binding ``stand_in = tensor``
-    and the other builds ``stand_in`` by the same chain of assignments that built ``tensor``
-    in ``before`` (the statements preceding ``node`` in its block), from another root name."""
+def stand_in(node: cst.If, block: Sequence[cst.CSTNode], index: int) -> tuple[str, str] | None:
+    """``(stand_in, tensor)`` when one arm of ``node`` (``block[index]``) ends by binding
+    ``stand_in = tensor`` and the other builds ``stand_in`` by the same chain of assignments
+    that built ``tensor`` in the statements before ``node`` in ``block``, from another root
+    name."""
     if not isinstance(node.orelse, cst.Else):
         return None
     arms = (node.body.body, node.orelse.body.body)
@@ -36,7 +37,7 @@ def stand_in(node: cst.If, before: Sequence[cst.CSTNode]) -> tuple[str, str] | N
         if name == tensor or _binds(other_arm, tensor) or _binds(alias_arm, tensor, last=1):
             continue
         built = _chain(other_arm, name)
-        original = _chain(before, tensor)
+        original = _chain(block[:index], tensor)
         if (
             built
             and original

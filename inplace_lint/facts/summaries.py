@@ -107,7 +107,6 @@ def summarize(
     rebound: set[str] = set()
     current: list[cst.CSTNode] = []
     element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
-
     alias_of: dict[str, str] = {}  # ``returns = r``, ``flat = r.view(-1)``: -> the parameter
 
     def hit(name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
