@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from types import MappingProxyType
 from typing import Any
 
 #: Tensor methods whose result is not a tensor, or only describes the tensor.
@@ -121,3 +122,34 @@ def load_table() -> OpTable:
         view_functions=frozenset(raw.get("view_functions", ())),
         factory_functions=frozenset(raw.get("factory_functions", ())),
     )
+
+
+def is_inplace_name(name: str) -> bool:
+    """Whether ``name`` is spelled like torch's in-place ops: ``add_`` yes, ``__iadd__`` no.
+
+    A spelling test only: ``x.update_()`` on a user object passes too; ask the table
+    (:meth:`OpTable.is_inplace_method`) whether torch has such a tensor method.
+    """
+    return len(name) > 1 and name.endswith("_") and not name.endswith("__")
+
+
+def out_of_place_method(name: str) -> str | None:
+    """``add`` for the in-place method ``add_``: its stem, when the table has a tensor method
+    by that name (``zero_`` and ``normal_`` have none). The stem's meaning is not checked."""
+    if not is_inplace_name(name):
+        return None
+    stem = name[:-1]
+    return stem if stem in load_table().methods else None
+
+
+@cache
+def inplace_flag_positions() -> MappingProxyType[str, int]:
+    """Short name -> 0-based position of the ``inplace`` argument, for the functions and
+    ``torch.nn`` modules that take one (``relu``: 1, ``ReLU``: 0; a module's ``self`` is not
+    counted). Later entries of a short name shared by two ops would win; the table has none."""
+    table = load_table()
+    found: dict[str, int] = {}
+    for name, info in [*table.functions.items(), *table.modules.items()]:
+        if info.inplace_index is not None:
+            found[name.rsplit(".", 1)[-1]] = info.inplace_index
+    return MappingProxyType(found)

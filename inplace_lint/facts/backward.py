@@ -1,0 +1,180 @@
+"""Backward points (``backward()``, ``torch.autograd.grad``) and the tensors they are asked
+to differentiate: where saved-then-overwritten tensors and rebound grad targets are found.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.classes import (
+    literal_bool,
+)
+from inplace_lint.facts.model import Kind, SaveRecord, Value, Write, new_value
+from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.syntax import (
+    _arg,
+    _retains,
+)
+
+
+class Backward(AnalyzerBase):
+    """The backward room of the interpreter (see the module docstring)."""
+
+    def _grad_call(self, node: cst.Call) -> list[Value]:
+        before = self._next()
+        outputs_arg = _arg(node, 0, "outputs")
+        inputs_arg = _arg(node, 1, "inputs")
+        outputs = self._eval(outputs_arg.value) if outputs_arg is not None else []
+        if inputs_arg is not None:
+            self._meta += 1
+            try:
+                self._eval(inputs_arg.value)
+            finally:
+                self._meta -= 1
+        for arg in node.args:
+            if arg is not outputs_arg and arg is not inputs_arg:
+                self._eval(arg.value)
+        if inputs_arg is not None:
+            self._check_grad_targets(node, inputs_arg.value, before)
+        retain = _retains(node)
+        self._backward(self._flatten(outputs), node, retain, "`torch.autograd.grad`")
+        return [self._gradients(node, inputs_arg, outputs)]
+
+    def _gradients(self, node: cst.Call, inputs_arg: cst.Arg | None, outputs: list[Value]) -> Value:
+        """The tuple ``torch.autograd.grad`` returns: one tensor per input. They require grad
+        (and backward runs through the graph they came from) only with ``create_graph=True``."""
+        create = _arg(node, 4, "create_graph")
+        differentiable = (
+            create is not None and literal_bool(create.value) is True and not self.scope.no_grad
+        )
+        inputs = inputs_arg.value if inputs_arg is not None else None
+        count = len(inputs.elements) if isinstance(inputs, cst.List | cst.Tuple) else 1
+        result = new_value(Kind.CONTAINER)
+        for _ in range(count):
+            gradient = self._unknown(inputs=outputs if differentiable else (), sure=True)
+            gradient.grad = 2 if differentiable else 0
+            result.elements.append(gradient)
+        return result
+
+    def _backward_call(
+        self, node: cst.Call, receiver: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        self._backward_point(node, receiver, args)
+
+    def _backward_point(
+        self, node: cst.Call, tensors: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        for keyword, arg, _ in args:
+            if keyword == "inputs":
+                self._check_grad_targets(node, arg.value, None)
+        self._backward(self._flatten(tensors), node, _retains(node), "`backward()`")
+
+    def _grad_targets(self, inputs: cst.BaseExpression) -> list[tuple[str, Value, int]]:
+        """(name, value, binding seq) for each tensor an autograd call differentiates against."""
+        scope = self.scope
+        found: list[tuple[str, Value, int]] = []
+        nodes = (
+            [e.value for e in inputs.elements]
+            if isinstance(inputs, cst.List | cst.Tuple)
+            else [inputs]
+        )
+        for node in nodes:
+            name = dotted_name(node)
+            if name is None:
+                continue
+            binding = scope.bindings.get(name, 0)
+            for value in scope.env.get(name, []):
+                if value.kind is Kind.CONTAINER:
+                    found += [(name, e, binding) for e in value.elements if e.is_tensor]
+                elif value.is_tensor:
+                    found.append((name, value, binding))
+        return found
+
+    def _check_grad_targets(
+        self, node: cst.Call, inputs: cst.BaseExpression, since: int | None
+    ) -> None:
+        scope = self.scope
+        for name, value, binding in self._grad_targets(inputs):
+            if value.leaf:
+                continue
+            writes = [w for _, w in value.group.writes if not w.no_grad and w.via_call is None]
+            inside = [w for w in writes if since is not None and w.seq > since]
+            if inside:
+                how = "is overwritten in place inside this call"
+                self.facts.grad_targets.append(
+                    ev.GradTarget(node, scope.stmt, name, how, node, inside[0])
+                )
+                continue
+            found = value.grad_hazard or self._stale_target(name, value, binding)
+            if found is not None:
+                write, how = found
+                self.facts.grad_targets.append(
+                    ev.GradTarget(write.node, write.stmt, name, how, node, write)
+                )
+
+    def _stale_target(self, name: str, value: Value, binding: int) -> tuple[Write, str] | None:
+        """The in-place write that makes differentiating against ``name`` wrong, if any: the
+        name was bound to an in-place result, or its tensor was overwritten in place after
+        it entered the graph."""
+        scope = self.scope
+        if name in scope.bound_inplace:
+            return scope.bound_inplace[name], "was bound to the result of an in-place op"
+        for _, write in value.group.writes:
+            if write.no_grad or write.via_call is not None or write.seq <= binding:
+                continue
+            used_before = value.first_use is not None and write.seq > value.first_use
+            other_name = write.name is not None and write.name != name
+            if value.origin == "arg" or write.elsewhere or used_before or other_name:
+                return write, "was overwritten in place after it entered the graph"
+        return None
+
+    def _note_returned_targets(self, returned: cst.BaseExpression) -> None:
+        """``return logits, feats`` from a forward after ``act = F.relu_(feats)``: a caller
+        that differentiates against ``feats`` gets the gradient of the wrong tensor."""
+        scope = self.scope
+        cls = scope.ctx.cls
+        if scope.ctx.role != "forward" or cls is None or not isinstance(returned, cst.Tuple):
+            return
+        hazards: dict[int, tuple[Write, str]] = {}
+        for position, element in enumerate(returned.elements):
+            if not isinstance(element.value, cst.Name):
+                continue
+            name = element.value.value
+            binding = scope.bindings.get(name, 0)
+            for value in scope.env.get(name, []):
+                found = (
+                    None
+                    if value.leaf or not value.is_tensor
+                    else (self._stale_target(name, value, binding))
+                )
+                if found is not None:
+                    write, how = found
+                    hazards[position] = (write, f"{how} in `{cls.name}.forward`")
+                    break
+        if hazards:
+            self.returned_targets[cls.name] = (len(returned.elements), hazards)
+
+    def _backward(
+        self, values: list[Value], node: cst.CSTNode | None, retain: bool, what: str
+    ) -> None:
+        scope = self.scope
+        if node is not None:
+            scope.backward_seen = True
+        records: set[SaveRecord] = set()
+        for value in values:
+            records |= value.hist
+        for record in sorted(records, key=lambda r: r.id):
+            if record.id in scope.consumed:
+                continue
+            group = record.group
+            write = None
+            if group.version > record.version:
+                write = group.first_write_after(record.version, record.path)
+            if write is None and group.hidden > record.hidden:
+                write = group.first_hidden_after(record.hidden, record.path)
+            if write is not None:
+                self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
+        if not retain and node is not None:
+            scope.consumed |= {r.id for r in records}

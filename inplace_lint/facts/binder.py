@@ -1,0 +1,318 @@
+"""The binder: what names hold along each path (scopes, parameters, branches, loops).
+
+Like mypy's binder, it forks the environment at a branch and merges the arms afterwards, and
+runs a loop body twice so that iteration k meets iteration k-1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from inplace_lint.facts.containers import container_params
+from inplace_lint.facts.heuristics import (
+    _CONTAINER_ANNOTATIONS,
+    _INTEGER_NAME,
+    _SIZE_NAME,
+)
+from inplace_lint.facts.ledger import Pending as _Pending
+from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
+from inplace_lint.facts.syntax import (
+    _is_none,
+    _is_static,
+    _terminates,
+)
+
+
+def _merge_arms(
+    branch: int,
+    merged: dict[str, list[Value]],
+    envs: list[dict[str, list[Value]]],
+    tags: list[dict[str, dict[int, tuple[tuple[int, int], ...]]]],
+) -> dict[str, dict[int, tuple[tuple[int, int], ...]]]:
+    """After a branch: the values a name holds only because one arm left them there."""
+    out: dict[str, dict[int, tuple[tuple[int, int], ...]]] = {}
+    for name, values in merged.items():
+        found: dict[int, tuple[tuple[int, int], ...]] = {}
+        for value in values:
+            arms = [i for i, env in enumerate(envs) if any(v is value for v in env.get(name, ()))]
+            inner = {tags[i].get(name, {}).get(value.id, ()) for i in arms}
+            if len(arms) == 1:
+                found[value.id] = ((branch, arms[0]), *inner.pop())
+            elif len(arms) == len(envs) and len(inner) == 1 and (tag := inner.pop()):
+                found[value.id] = tag  # every arm kept it, under the same earlier condition
+        if found:
+            out[name] = found
+    return out
+
+
+class Binder(AnalyzerBase):
+    """The binder room of the interpreter (see the module docstring)."""
+
+    def _bind(self, name: str, values: list[Value]) -> None:
+        scope = self.scope
+        scope.env[name] = values
+        scope.bindings[name] = self._next()
+        scope.bound_inplace.pop(name, None)
+        scope.arms.pop(name, None)
+
+    def _bind_params(self, params: Sequence[cst.Param]) -> None:
+        ctx = self.scope.ctx
+        is_method = ctx.cls is not None and not _is_static(ctx.node)
+        for index, param in enumerate(params):
+            name = param.name.value
+            if index == 0 and (is_method or ctx.role.startswith("fn_")):
+                self._bind(name, [new_value(Kind.OTHER, name)])
+                continue
+            value = self._param_value(param, index)
+            position = index - 1 if is_method else index  # as callers count their arguments
+            module = self._passed_module(name, position)
+            if module is not None and (value.origin == "arg" or value.kind is Kind.MODULE):
+                value = new_value(Kind.MODULE, name, module=module)
+            if value.kind is Kind.TENSOR and ctx.node is not None:
+                passed = self.arg_grads.get(ctx.name, {})
+                value.grad = max(value.grad, passed.get(position, 0), passed.get(name, 0))
+            self._bind(name, [value])
+
+    def _passed_module(self, name: str, position: int) -> ModuleSpec | None:
+        """The same-file module class instance that every same-file call of this plain
+        function passes for this parameter (``grad_cam(model, x)`` after
+        ``model = SmallCNN()``), by position or by keyword."""
+        ctx = self.scope.ctx
+        if ctx.node is None or ctx.cls is not None:
+            return None
+        passed = self.arg_modules.get(ctx.name, {})
+        found = [passed[key] for key in (position, name) if key in passed]
+        if not found or any(spec is None for spec in found):
+            return None
+        specs = {spec.user_class for spec in found if spec is not None}
+        return found[0] if len(specs) == 1 else None
+
+    def _param_value(self, param: cst.Param, index: int) -> Value:
+        ctx = self.scope.ctx
+        name = param.name.value
+        annotation = param.annotation.annotation if param.annotation else None
+        ann_text = self.module.code_for_node(annotation) if annotation is not None else ""
+        if ctx.role == "fn_backward":
+            return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
+        if ctx.role == "fn_forward":
+            return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
+        if any(w in ann_text for w in _CONTAINER_ANNOTATIONS) or (
+            ctx.node is not None and name in self._container_params(ctx.node)
+        ):
+            return new_value(Kind.CONTAINER, name)
+        if "Module" in ann_text or "Sequential" in ann_text:
+            return new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=None))
+        if ann_text and "Tensor" not in ann_text and "Any" not in ann_text:
+            return new_value(Kind.OTHER, name)
+        default = param.default
+        if default is not None and not _is_none(default):
+            return new_value(Kind.OTHER, name)
+        if "Tensor" not in ann_text and _SIZE_NAME.fullmatch(name):
+            return new_value(Kind.OTHER, name)
+        sure = "Tensor" in ann_text or ctx.role == "forward"
+        grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
+        if _INTEGER_NAME.fullmatch(name):
+            grad = 0  # token ids, masks, labels, positions: integer or bool, never differentiated
+        return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
+
+    def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
+        found = self._containers_of.get(id(func))
+        if found is None:
+            found = self._containers_of[id(func)] = (
+                container_params(func) if self._memo is None else self._memo.containers(func)
+            )
+        return found
+
+    def _lookup(self, name: str) -> list[Value] | None:
+        scope = self.scope
+        if name in scope.env:
+            return scope.env[name]
+        cls = scope.ctx.cls
+        if name.startswith("self.") and cls is not None and name.count(".") == 1:
+            attr = name[5:]
+            key = (cls.name, attr)
+            if key in self.class_values:
+                return [self.class_values[key]]
+            value: Value | None = None
+            if attr in cls.modules:
+                spec = cls.modules[attr]
+                value = new_value(Kind.MODULE, name, module=spec)
+                self.class_values[key] = value
+            elif attr in cls.parameters:
+                value = new_value(Kind.TENSOR, name, grad=2, leaf=True)
+                value.group.leaf = True
+            elif attr in cls.buffers:
+                value = new_value(Kind.TENSOR, name, grad=0)
+            elif attr in cls.lists and attr not in cls.assigned:
+                # ``self.cache_k = []`` in __init__: a list this method may append to and read
+                value = new_value(Kind.CONTAINER, name, literal_container=True)
+                scope.env[name] = [value]
+                scope.bindings.setdefault(name, 0)
+                return [value]
+            if value is not None:
+                scope.env[name] = [value]
+                scope.bindings.setdefault(name, 0)
+                return [value]
+            return None
+        if scope.ctx.node is not None and name in self.globals:
+            kept = [v for v in self.globals[name] if v.kind in (Kind.MODULE, Kind.OPTIMIZER)]
+            return kept or None
+        return None
+
+    def _branches(self, bodies: list[Sequence[cst.CSTNode]], guarded: bool = False) -> None:
+        scope = self.scope
+        start_env = dict(scope.env)
+        start_bindings = dict(scope.bindings)
+        start_arms = dict(scope.arms)
+        envs: list[dict[str, list[Value]]] = []
+        arm_tags: list[dict[str, dict[int, tuple[tuple[int, int], ...]]]] = []
+        marks = (len(scope.stale), len(scope.hidden))
+        held: tuple[list[_Pending], list[_Pending]] = ([], [])
+        branch = self._next()
+        newest: dict[str, int] = {}
+        for arm, body in enumerate(bodies):
+            scope.env = dict(start_env)
+            scope.bindings = dict(start_bindings)
+            scope.arms = dict(start_arms)
+            self._path.append((branch, arm))
+            flag = guarded and arm == 0
+            self._inplace_guard += flag
+            self._block(body)
+            self._inplace_guard -= flag
+            self._path.pop()
+            if _terminates(body):
+                # ``if c: ...; return``: nothing after the branch runs after this arm
+                del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+                continue
+            envs.append(scope.env)
+            arm_tags.append(scope.arms)
+            for name, seq in scope.bindings.items():
+                newest[name] = max(newest.get(name, 0), seq)
+            # a write in one branch is not seen by reads in its sibling branches
+            held[0].extend(scope.stale[marks[0] :])
+            held[1].extend(scope.hidden[marks[1] :])
+            del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+        if not envs:  # every arm returns or raises: what follows is unreachable
+            envs.append(dict(start_env))
+            arm_tags.append(dict(start_arms))
+            newest.update(start_bindings)
+        scope.stale.extend(held[0])
+        scope.hidden.extend(held[1])
+        merged: dict[str, list[Value]] = {}
+        for env in envs:
+            for name, values in env.items():
+                bucket = merged.setdefault(name, [])
+                for value in values:
+                    if all(value is not seen for seen in bucket):
+                        bucket.append(value)
+        scope.env = merged
+        scope.bindings = newest
+        scope.arms = _merge_arms(branch, merged, envs, arm_tags)
+
+    def _loop(
+        self,
+        body: Sequence[cst.CSTNode],
+        target: tuple[cst.BaseExpression, list[Value]] | None,
+        parts: dict[str, list[Value]] | None = None,
+        counters: frozenset[str] = frozenset(),
+    ) -> None:
+        scope = self.scope
+        start_env = dict(scope.env)
+        # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
+        self._loop_depth += 1
+        passes = 2 if self._loop_depth <= _MAX_TWICE_DEPTH else 1
+        frame = _LoopFrame(key=self._next(), counters=counters, started=0)
+        self._loops.append(frame)
+        for _ in range(passes):
+            frame.started = self._next()
+            if target is not None:
+                node, elements = target
+                if isinstance(node, cst.Tuple) and elements and elements[0].origin == "named":
+                    last = node.elements[-1].value
+                    if isinstance(last, cst.Name):
+                        self._bind(last.value, list(elements))
+                elif isinstance(node, cst.Name) and elements:
+                    self._bind(node.value, list(elements))
+                else:
+                    self._assign(node, [self._unknown()], None)
+                for name, values in (parts or {}).items():
+                    self._bind(name, list(values))
+            self._block(body)
+        self._loops.pop()
+        self._loop_depth -= 1
+        for name, values in start_env.items():
+            bucket = scope.env.setdefault(name, [])
+            for value in values:
+                if all(value is not seen for seen in bucket):
+                    bucket.append(value)
+
+    def _iterate(self, iterable: list[Value]) -> list[Value]:
+        """What one iteration over ``iterable`` may yield."""
+        elements: list[Value] = []
+        for value in iterable:
+            if value.kind is Kind.CONTAINER:
+                elements.extend(value.elements)
+            elif value.kind is Kind.PARAM_ITER:
+                param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
+                param.origin = value.origin
+                elements.append(param)
+            elif value.kind is Kind.TENSOR and value.sure:
+                elements.append(self._view(value))  # each iteration yields one row
+            elif (
+                value.kind is Kind.MODULE
+                and value.module is not None
+                and value.module.qualname == "torch.nn.ModuleList"
+                and value.module.members
+            ):
+                elements.append(self._member(value))
+        return elements
+
+    def _zipped(self, stmt: cst.For) -> dict[str, list[Value]] | None:
+        """``for i, block in enumerate(self.blocks)`` / ``for p, q in zip(a.parameters(),
+        b.parameters())``: the modules or parameters each name of the target tuple gets;
+        ``reversed(xs)`` iterates like ``xs``. None when the loop is not over these calls."""
+        call = stmt.iter
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in ("enumerate", "zip", "reversed")
+            and call.func.value not in self.functions
+            and self._lookup(call.func.value) is None
+            and call.args
+            and not any(arg.star or arg.keyword for arg in call.args)
+        ):
+            return None
+        kind = call.func.value
+        sources = [self._iterate(self._eval(arg.value)) for arg in call.args]
+        target = stmt.target
+        if kind == "reversed":
+            names: list[cst.BaseExpression] = [target]
+        elif isinstance(target, cst.Tuple | cst.List):
+            names = [element.value for element in target.elements]
+        else:
+            return {}
+        if kind == "enumerate":
+            sources = [[], sources[0]]
+        if len(names) != len(sources):
+            return {}
+        # only modules and parameters: elements of tensor lists stay unknown, as before
+        return {
+            name.value: values
+            for name, values in zip(names, sources, strict=True)
+            if isinstance(name, cst.Name)
+            and values
+            and all(v.kind is Kind.MODULE or (v.kind is Kind.TENSOR and v.leaf) for v in values)
+        }
+
+    def _member(self, modules: Value) -> Value:
+        """A member of an nn.ModuleList: a module of one of its same-file member classes."""
+        assert modules.module is not None
+        key = id(modules.module)
+        member = self._members.get(key)
+        if member is None:
+            spec = ModuleSpec(qualname=None, node=None, candidates=modules.module.members)
+            member = self._members[key] = new_value(Kind.MODULE, module=spec)
+        return member

@@ -1,0 +1,123 @@
+"""Which functions of a file run with grad on, and which only under ``no_grad``.
+
+One walk over the module lists every call (with its caller and whether it sits lexically under
+``no_grad``), then a fixed point marks helpers called only from no-grad code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from inplace_lint.facts.memo import FunctionMemo
+from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.op_extras import (
+    _NO_GRAD,
+)
+from inplace_lint.facts.walk import (
+    children_of,
+)
+
+#: One event of the call walk: a call (node, callee name or None, caller, under no_grad) or
+#: an alias assignment (None, target name, the functions it may hold, "").
+CallEvent = tuple[cst.Call | None, str | None, frozenset[str] | str, bool | str]
+
+
+def _call_modes(
+    module: cst.Module,
+    imports: ImportTable,
+    every_call: list[cst.Call],
+    memo: FunctionMemo | None = None,
+) -> dict[str, set[bool]]:
+    """For each function name, whether its calls in this file run with grad on (True) or off.
+
+    Every call in the module is appended to ``every_call``, in source order, on the way.
+    """
+    modes: dict[str, set[bool]] = {}
+
+    def no_grad_call(node: cst.BaseExpression) -> bool:
+        target = node.func if isinstance(node, cst.Call) else node
+        return (imports.qualify(target) or "") in _NO_GRAD
+
+    calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
+    aliases: dict[str, set[str]] = {}
+    decorated: set[str] = set()
+    for statement in children_of(module):
+        if memo is None:
+            events, named = _call_events(statement, no_grad_call)
+        else:
+            events, named = memo.call_events(statement, lambda s: _call_events(s, no_grad_call))
+        decorated |= named
+        for node, short, caller, off in events:
+            if node is None:  # func = _single_tensor_adam, then func(...)
+                aliases.setdefault(short, set()).update(caller)  # type: ignore[arg-type]
+                continue
+            every_call.append(node)
+            if short is not None:
+                for callee in aliases.get(short, {short}):
+                    calls.append((callee, caller, off))  # type: ignore[arg-type]
+    sites: dict[str, list[tuple[str, bool]]] = {}
+    for callee, caller, off in calls:
+        sites.setdefault(callee, []).append((caller, off))
+    no_grad = set(decorated)
+    changed = True
+    while changed:  # a helper called only from no-grad code runs without grad too
+        changed = False
+        for callee in sites.keys() - no_grad:
+            if all(off or caller in no_grad for caller, off in sites[callee]):
+                no_grad.add(callee)
+                changed = True
+    for callee, caller, off in calls:
+        modes.setdefault(callee, set()).add(not (off or caller in no_grad))
+    return modes
+
+
+def _call_events(
+    root: cst.CSTNode, no_grad_call: Callable[[cst.BaseExpression], bool]
+) -> tuple[tuple[CallEvent, ...], frozenset[str]]:
+    """The calls and function aliases under one top-level statement, in source order, and
+    the functions it decorates with no_grad."""
+    events: list[CallEvent] = []
+    grad_off: list[bool] = [False]
+    callers: list[str] = [""]
+    decorated: set[str] = set()
+    stack: list[object] = [root]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is tuple:  # leaving a function (True) or a with block (False)
+            grad_off.pop()
+            if node[0]:  # type: ignore[index]
+                callers.pop()
+            continue
+        if kind is cst.Call:
+            name = dotted_name(node.func)  # type: ignore[attr-defined]
+            short = None
+            if name is not None and (name.count(".") == 0 or name.startswith("self.")):
+                short = name.rsplit(".", 1)[-1]
+            events.append((node, short, callers[-1], grad_off[-1]))  # type: ignore[arg-type]
+        elif kind is cst.FunctionDef:
+            assert isinstance(node, cst.FunctionDef)
+            off = any(no_grad_call(d.decorator) for d in node.decorators)
+            grad_off.append(off)
+            callers.append(node.name.value)
+            if off:
+                decorated.add(node.name.value)
+            stack.append((True,))
+        elif kind is cst.With:
+            assert isinstance(node, cst.With)
+            grad_off.append(grad_off[-1] or any(no_grad_call(i.item) for i in node.items))
+            stack.append((False,))
+        elif kind is cst.Assign:
+            # func = _single_tensor_adam (or an if/else of two functions), then func(...)
+            assert isinstance(node, cst.Assign)
+            choices = [node.value]
+            if isinstance(node.value, cst.IfExp):
+                choices = [node.value.body, node.value.orelse]
+            names = frozenset(c.value for c in choices if isinstance(c, cst.Name))
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and names:
+                    events.append((None, target.target.value, names, ""))
+        stack.extend(reversed(children_of(node)))  # type: ignore[arg-type]
+    return tuple(events), frozenset(decorated)

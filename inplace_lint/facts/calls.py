@@ -1,0 +1,471 @@
+"""Calls into user code: same-file functions and their summaries, module calls, methods of
+modules, containers and optimizers. Tensor methods and torch functions go to torch_semantics.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.heuristics import (
+    _model_matches,
+    _optimizer_hint,
+)
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, new_value
+from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.op_extras import (
+    _METADATA_CALLS,
+)
+from inplace_lint.facts.ops import (
+    METADATA_METHODS,
+)
+from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.summaries import (
+    destination,
+    grad_target_params,
+)
+from inplace_lint.facts.syntax import (
+    _passes_true,
+    _short,
+)
+from inplace_lint.facts.walk import (
+    nested_scope,
+    walk,
+)
+
+
+class Calls(AnalyzerBase):
+    """The calls room of the interpreter (see the module docstring)."""
+
+    def _eval_call(self, node: cst.Call) -> list[Value]:
+        func = node.func
+        qualified = self.imports.qualify(func)
+        if qualified is not None and qualified.startswith("torch"):
+            return self._torch_call(qualified, node)
+        if isinstance(func, cst.Attribute):
+            callee = dotted_name(func)
+            receiver_values = self._lookup(callee) if callee else None
+            if receiver_values is not None and any(v.kind is Kind.MODULE for v in receiver_values):
+                args = self._args(node)
+                return self._call_modules(receiver_values, args, node, callee or "")
+            return self._method_call(node, func)
+        if isinstance(func, cst.Name):
+            name = func.value
+            values = self._lookup(name)
+            if values is not None and any(v.kind is Kind.MODULE for v in values):
+                args = self._args(node)
+                return self._call_modules(values, args, node, name)
+            if (
+                name in ("list", "tuple")
+                and values is None
+                and len(node.args) == 1
+                and not node.args[0].keyword
+            ):
+                inner = self._eval(node.args[0].value)
+                if any(v.kind in (Kind.PARAM_ITER, Kind.CONTAINER) for v in inner):
+                    listed = new_value(Kind.CONTAINER)  # ``list(model.parameters())``
+                    listed.elements = self._iterate(inner)
+                    return [listed]
+                return [self._unknown(inputs=inner)]
+            if name in _METADATA_CALLS:
+                self._meta += 1
+                try:
+                    self._args(node)
+                finally:
+                    self._meta -= 1
+                return [new_value(Kind.OTHER)]
+            if name in self.classes:
+                return self._construct(name, node)
+            if values is not None and any(v.kind is Kind.TENSOR and not v.sure for v in values):
+                for value in values:  # called like a function: a model, not a tensor
+                    if value.kind is Kind.TENSOR and not value.sure:
+                        value.kind = Kind.MODULE
+                        value.module = ModuleSpec(qualname=None, node=None)
+                return self._call_modules(values, self._args(node), node, name)
+            spec = None if name in self.functions else self.resolver.spec(node)
+            args = self._args(node)
+            if spec is not None:
+                return [new_value(Kind.MODULE, name, module=spec)]
+            given_back = self._record_call(name, node, args)
+            return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        called = self._eval(func)
+        args = self._args(node)
+        if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
+            return self._call_modules(called, args, node, self._text(func))
+        return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
+    def _args(self, node: cst.Call) -> list[tuple[str, cst.Arg, list[Value]]]:
+        out: list[tuple[str, cst.Arg, list[Value]]] = []
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else ""
+            values = self._eval(arg.value)
+            if arg.star:
+                values = self._flatten(values)
+            out.append((keyword, arg, values))
+        return out
+
+    def _construct(self, name: str, node: cst.Call) -> list[Value]:
+        args = self._args(node)
+        cls = self.classes[name]
+        if cls.is_module:
+            spec = ModuleSpec(qualname=None, node=node, user_class=name)
+            return [new_value(Kind.MODULE, name, module=spec)]
+        self._record_call(name, node, args)
+        return [new_value(Kind.OTHER, name)]
+
+    def _note_passed_module(self, callee: str, key: int | str, values: list[Value]) -> None:
+        modules = self.arg_modules.setdefault(callee, {})
+        specs = {
+            v.module.user_class: v.module
+            for v in values
+            if v.kind is Kind.MODULE and v.module is not None and v.module.user_class
+        }
+        spec = next(iter(specs.values())) if len(specs) == 1 and len(values) == 1 else None
+        earlier = modules.get(key, spec)
+        same = earlier is not None and spec is not None and earlier.user_class == spec.user_class
+        modules[key] = spec if same else None
+
+    def _record_call(
+        self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> list[Value]:
+        """Note a call to a same-file function; apply its writes to the arguments passed.
+
+        Returns the tensors passed where the callee writes and then returns that argument
+        (``x = normalize_(x)``): the call's result is the caller's own tensor.
+        """
+        self.facts.called.add(callee)
+        grads = self.arg_grads.setdefault(callee, {})
+        position = 0
+        for keyword, arg, values in args:
+            key: int | str = keyword or position
+            if not keyword and not arg.star:
+                position += 1
+            if not arg.star:
+                self._note_passed_module(callee, key, values)
+                passed = self.facts.passed_tensor.setdefault((callee, key), False)
+                self.facts.passed_tensor[(callee, key)] = passed or any(
+                    v.kind is Kind.TENSOR for v in values
+                )
+                if any(v.kind is Kind.CONTAINER for v in values):
+                    self.facts.passed_container.add((callee, key))
+            tensors = [v for v in values if v.kind is Kind.TENSOR]
+            if tensors:
+                grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
+        self._grad_targets_passed(callee, node, args)
+        entry = self.summaries.get(callee)
+        if entry is None:
+            return []
+        given_back: list[Value] = []
+        mutations, exempt = entry
+        positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
+        keywords = {kw: (arg, values) for kw, arg, values in args if kw}
+        for mutation in mutations:
+            passed = keywords.get(mutation.param)
+            if passed is None and mutation.index < len(positional):
+                passed = positional[mutation.index]
+            if passed is None:
+                continue
+            arg, values = passed
+            if mutation.elementwise:  # ``sgd_(model.parameters())`` writes each parameter
+                values = self._iterate(values)
+            if mutation.guard is not None and not _passes_true(
+                keywords, positional, mutation.guard, mutation.guard_index
+            ):
+                continue
+            tensors = [
+                v for v in values if v.kind is Kind.TENSOR and (v.sure or not mutation.augmented)
+            ]
+            if tensors and mutation.returned:
+                given_back += tensors
+            if tensors:
+                leaves = [v for v in tensors if v.leaf and v.grad == 2]
+                write = self._write(
+                    tensors,
+                    mutation.node,
+                    f"{mutation.what} in `{callee}()`",
+                    target_node=arg.value,
+                    via_call=node,
+                    callee=callee,
+                    param=mutation.param,
+                    returned=mutation.returned,
+                    # a module's forward returns outputs: writing its input is a surprise;
+                    # a helper returning something else may be called for its effect
+                    # a helper returning something else may be called for its effect on
+                    # a container or array; on a known tensor the write is a side effect,
+                    # unless the parameter is named as a destination (``out``, ``buffer``)
+                    side_effect=mutation.side_effect
+                    and (
+                        callee.endswith(".forward")
+                        or (
+                            all(v.sure for v in tensors)
+                            and not all(v.blank for v in tensors)  # a buffer the helper fills
+                            and not destination(mutation.param)
+                        )
+                    ),
+                    stmt=mutation.stmt,
+                )
+                if leaves and write is not None and not exempt and not self.scope.no_grad:
+                    # torch raises at the call: a leaf that requires grad written in place
+                    self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
+        return given_back
+
+    def _grad_targets_passed(
+        self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        """``jacobian(y, h)`` where the same-file ``jacobian`` differentiates against its
+        second parameter: ``h`` is a grad target here, as if passed to autograd.grad."""
+        func = self.functions.get(callee)
+        if func is None:
+            return
+        wanted = self._grad_params.get(id(func))
+        if wanted is None:
+            wanted = self._grad_params[id(func)] = grad_target_params(func, self.imports)
+        if not wanted:
+            return
+        positional = [arg for kw, arg, _ in args if not kw and not arg.star]
+        keywords = {kw: arg for kw, arg, _ in args if kw}
+        for name, index in wanted.items():
+            arg = keywords.get(name) or (positional[index] if index < len(positional) else None)
+            if arg is not None:
+                self._check_grad_targets(node, arg.value, None)
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
+        method = func.attr.value
+        scope = self.scope
+        if method in METADATA_METHODS:
+            self._meta += 1
+            try:
+                receiver = self._eval(func.value)
+            finally:
+                self._meta -= 1
+            args = self._args(node)
+            if method == "backward":
+                self._backward_call(node, receiver, args)
+            return [new_value(Kind.OTHER)]
+        receiver = self._eval(func.value)
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            args = self._args(node)
+            given_back = self._record_call(method, node, args)
+            return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        if isinstance(func.value, cst.Name) and func.value.value == "ctx":
+            args = self._args(node)
+            return [new_value(Kind.OTHER)]
+        args = self._args(node)
+        kinds = {v.kind for v in receiver}
+        if method == "step":
+            stepped = self._optimizer_params(func.value, receiver, args)
+            # With no gradients yet (straight-line code before any backward) step() skips
+            # every parameter; in a loop, a function or after a backward it updates them.
+            may_have_grads = scope.backward_seen or self._loop_depth or scope.ctx.node
+            if stepped is not None and may_have_grads:
+                self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
+                return [new_value(Kind.OTHER)]
+        if method in ("parameters", "named_parameters") and receiver:
+            named = "named" if method == "named_parameters" else ""
+            return [Value(kind=Kind.PARAM_ITER, group=receiver[0].group, origin=named)]
+        if Kind.MODULE in kinds:
+            modules = [v for v in receiver if v.kind is Kind.MODULE]
+            if method == "forward":
+                return self._call_modules(modules, args, node, self._text(func.value))
+            if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half"):
+                return modules
+            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        if Kind.CONTAINER in kinds:
+            containers = [v for v in receiver if v.kind is Kind.CONTAINER]
+            if method in ("append", "extend", "insert", "add"):
+                now = self._next()
+                for container in containers:
+                    for _, _, values in args:
+                        for element in self._flatten(values):
+                            container.elements.append(element)
+                            # the first time counts: a loop appending the tensor it then
+                            # writes in place keeps one tensor, changed, in every slot
+                            container.added.setdefault(element.id, now)
+                return [new_value(Kind.OTHER)]
+            if method in ("pop", "get", "popleft"):
+                return [e for c in containers for e in c.elements] or [self._unknown()]
+            if method in ("values", "items", "copy"):
+                return containers
+        tensors = [v for v in receiver if v.kind is Kind.TENSOR]
+        if not tensors:
+            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+        return self._tensor_method(node, func, method, tensors, args, scope)
+
+    def _optimizer_params(
+        self,
+        receiver_node: cst.BaseExpression,
+        receiver: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+    ) -> list[Value] | None:
+        """The parameters an ``X.step()`` call updates, or None if it is no optimizer step."""
+        optimizers = [v for v in receiver if v.kind is Kind.OPTIMIZER]
+        if optimizers:
+            return [e for o in optimizers for e in o.elements]
+        if args and not args[0][0]:
+            inner = [v for v in args[0][2] if v.kind is Kind.OPTIMIZER]
+            if inner:
+                return [e for o in inner for e in o.elements]
+            name = dotted_name(args[0][1].value)
+            hint = _optimizer_hint(name) if name else None
+            return self._hinted_params(hint) if hint is not None else None
+        name = dotted_name(receiver_node)
+        hint = _optimizer_hint(name) if name else None
+        if hint is None or any(v.kind is Kind.TENSOR and v.sure for v in receiver):
+            return None
+        return self._hinted_params(hint)
+
+    def _hinted_params(self, hint: str) -> list[Value]:
+        """Parameters of the models whose names match an optimizer's name (``opt_d`` -> ``D``)."""
+        groups: dict[int, Group] = {}
+        for name, group in self.scope.callables.items():
+            if _model_matches(hint, name):
+                groups[group.id] = group
+        return [Value(kind=Kind.TENSOR, group=g, grad=2) for g in groups.values()]
+
+    def _call_modules(
+        self,
+        modules: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        node: cst.Call,
+        callee: str,
+    ) -> list[Value]:
+        inputs = [v for kw, _, vs in args if not kw for v in vs]
+        first = args[0][2] if args and not args[0][0] else []
+        results: list[Value] = []
+        for module in modules:
+            if module.kind is not Kind.MODULE or module.module is None:
+                continue
+            self.scope.callables[callee] = module.group
+            spec = module.module
+            for name in spec.classes:  # their forward's argument writes
+                key = f"{name}.forward"
+                mutations, _ = self.summaries.get(key, ((), ""))
+                self.facts.judged.update((key, m.param) for m in mutations)
+                self._record_call(key, node, args)
+            if spec.user_class is not None and self._returns_record(spec.user_class):
+                # a tuple or ModelOutput: reading one field is not reading the others
+                produced = self._apply_module(spec, module, first, inputs, node, callee)
+                results.append(self._returned_record(spec.user_class, produced))
+                continue
+            results += self._apply_module(module.module, module, first, inputs, node, callee)
+        return results or [self._unknown(inputs=inputs)]
+
+    def _returned_record(self, class_name: str, produced: list[Value]) -> Value:
+        """What a same-file module's tuple-returning forward gives its caller: an opaque
+        record. Its elements depend on the module's parameters (an optimizer step before
+        their backward is still IPL001) and carry the grad-target hazards the forward left."""
+        record = new_value(Kind.CONTAINER)
+        uses = {r for v in produced for r in v.hist if r.role == "parameters"}
+        known = self.returned_targets.get(class_name)
+        size, hazards = known if known is not None else (1, {})
+        for position in range(size):
+            element = self._unknown(sure=known is not None)
+            element.hist |= uses
+            element.grad_hazard = hazards.get(position)
+            record.elements.append(element)
+        return record
+
+    def _returns_record(self, class_name: str) -> bool:
+        """The same-file module's forward returns a tuple, dict or ``...Output(...)``."""
+        cls = self.classes.get(class_name)
+        forward = cls.methods.get("forward") if cls is not None else None
+        if forward is None:
+            return False
+        for node in walk(forward.body, skip=nested_scope):
+            if not isinstance(node, cst.Return) or node.value is None:
+                continue
+            value = node.value
+            if isinstance(value, cst.Tuple | cst.Dict):
+                return True
+            name = dotted_name(value.func) if isinstance(value, cst.Call) else None
+            if name is not None and re.fullmatch(r"(.*\.)?([A-Z]\w*Output\w*|tuple|dict)", name):
+                return True
+        return False
+
+    def _apply_module(
+        self,
+        spec: ModuleSpec,
+        owner: Value,
+        first: list[Value],
+        inputs: list[Value],
+        node: cst.Call,
+        callee: str,
+    ) -> list[Value]:
+        tensors = [v for v in first if v.kind is Kind.TENSOR]
+        if spec.elements is not None and spec.node is not None:
+            modes = self.sequential_calls.setdefault(id(spec.node), set())
+            modes.add(not self.scope.no_grad)
+        if spec.elements is not None:
+            current = tensors
+            for element in spec.elements:
+                if current is not tensors and element.inplace:
+                    continue  # writes a fresh intermediate; the chain check covers it
+                current = self._apply_module(element, owner, current, current, node, callee)
+            return current
+        if spec.is_view:
+            return tensors or [self._unknown(inputs=inputs)]
+        self._use(inputs)
+        if spec.inplace and tensors:
+            kind = _short(spec.qualname) if spec.qualname else "module"
+            related: tuple[tuple[cst.CSTNode, str], ...] = ()
+            if spec.node is not None:
+                related = ((spec.node, f"{kind} created with inplace=True here"),)
+            write = self._write(
+                tensors,
+                node,
+                f"`{callee}` ({kind}(inplace=True))",
+                extra=[v for v in inputs if v not in tensors],
+                target_node=node.args[0].value if node.args else node,
+                related=related,
+            )
+            if write is not None:
+                self._inplace_results[id(node)] = write
+                if spec.saves_result and self._grad_of(tensors) == 2:
+                    for value in tensors:
+                        self._save(value, kind, node, "result", tensors)
+            return tensors
+        result = self._unknown(inputs=inputs, sure=True)
+        result.grad = (
+            0
+            if self.scope.no_grad
+            else (2 if spec.has_parameters else self._grad_of(inputs, default=1))
+        )
+        if self.scope.no_grad or result.grad < 2:
+            return [result]
+        label = _short(spec.qualname) if spec.qualname else callee
+        if spec.saves_input:
+            for value in tensors:
+                self._save(value, label, node, "input", [result])
+        if spec.saves_result:
+            self._save(result, label, node, "result", [result])
+        saved_by = self.forward_saves_output.get(spec.user_class or "")
+        if saved_by is not None:
+            op = f"{saved_by} in {spec.user_class}.forward"
+            self._save(result, op, node, "result", [result])
+        if spec.has_parameters:
+            record = SaveRecord(
+                group=owner.group,
+                version=owner.group.version,
+                hidden=owner.group.hidden,
+                op=f"the forward pass of `{callee}`",
+                node=node,
+                role="parameters",
+                tensor=f"{callee}'s parameters",
+                path=tuple(self._path),
+            )
+            result.hist.add(record)
+        return [result]
+
+    def _checkpoint_call(self, node: cst.Call) -> list[Value]:
+        if node.args:
+            target = dotted_name(node.args[0].value)
+            if target is not None:
+                self.facts.checkpointed.setdefault(target.split(".")[-1], node)
+        args = self._args(node)
+        for value in args[0][2] if args else []:  # ``checkpoint(block, h)`` runs block.forward
+            spec = value.module if value.kind is Kind.MODULE else None
+            for name in spec.classes if spec is not None else ():
+                self.facts.checkpointed.setdefault(f"{name}.forward", node)
+        return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]

@@ -1,0 +1,434 @@
+"""Expression handlers: names, attributes, subscripts, operators and displays.
+
+A read of a name is where stale reads and uses of hidden writes are noticed (:meth:`_load`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.heuristics import (
+    _mentions_inplace,
+)
+from inplace_lint.facts.ledger import Pending as _Pending
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.ops import (
+    METADATA_ATTRIBUTES,
+)
+from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.syntax import (
+    _BINARY_OPS,
+    _LITERALS,
+    _constant_index,
+    _index_texts,
+    _mentions,
+    _string_key,
+    _subscript_texts,
+)
+
+
+class Expressions(AnalyzerBase):
+    """The expressions room of the interpreter (see the module docstring)."""
+
+    def _eval(self, node: cst.BaseExpression | None) -> list[Value]:
+        if node is None:
+            return []
+        # libcst's node classes have an ABC metaclass, which makes isinstance slow; these
+        # are concrete classes without subclasses, so their type says the same
+        kind = type(node)
+        if kind is cst.Name:
+            return self._eval_name(node)  # type: ignore[arg-type]
+        if kind is cst.Attribute:
+            return self._eval_attribute(node)  # type: ignore[arg-type]
+        if kind is cst.Call:
+            return self._eval_call(node)  # type: ignore[arg-type]
+        if kind in _LITERALS:
+            return [new_value(Kind.OTHER)]
+        if isinstance(node, cst.BinaryOperation):
+            left = self._eval(node.left)
+            right = self._eval(node.right)
+            if (
+                isinstance(node.operator, cst.Add)
+                and left
+                and right
+                and all(v.kind is Kind.CONTAINER for v in left + right)
+            ):  # ``list(a.parameters()) + list(b.parameters())``
+                joined = new_value(Kind.CONTAINER)
+                joined.elements = [e for v in left + right for e in v.elements]
+                return [joined]
+            return [self._binary_result(left, right, node.operator, node)]
+        if isinstance(node, cst.UnaryOperation):
+            inner = self._eval(node.expression)
+            if isinstance(node.operator, cst.Not):
+                return [new_value(Kind.OTHER)]
+            return [self._derived(inner, node)]
+        if isinstance(node, cst.Comparison):
+            metadata = any(
+                isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
+                for c in node.comparisons
+            )
+            if metadata:
+                self._meta += 1
+            try:
+                values = list(self._eval(node.left))
+                for comp in node.comparisons:
+                    values.extend(self._eval(comp.comparator))
+            finally:
+                if metadata:
+                    self._meta -= 1
+            tensors = [v for v in values if v.kind is Kind.TENSOR and v.sure]
+            if tensors and not metadata:
+                return [new_value(Kind.TENSOR, grad=0)]
+            return [new_value(Kind.OTHER)]
+        if isinstance(node, cst.BooleanOperation):
+            return self._eval(node.left) + self._eval(node.right)
+        if isinstance(node, cst.Subscript):
+            unknown_index = not _constant_index(node)
+            self._subscript_of[id(node.value)] = node
+            self._indexing += unknown_index
+            try:
+                base = self._eval(node.value)
+            finally:
+                self._indexing -= unknown_index
+            advanced = self._eval_slices(node)
+            out: list[Value] = []
+            key = _string_key(node)
+            for value in base:
+                if key is not None and key in value.items:
+                    out.extend(value.items[key])
+                elif key is not None and value.kind is Kind.TENSOR:
+                    # ``outputs["loss"]``: no tensor takes a string index, so ``outputs`` is a
+                    # mapping (a dict, a ModelOutput) and its items are not views of it
+                    item = self._unknown(inputs=[value], sure=value.sure)
+                    value.kind = Kind.CONTAINER
+                    value.items[key] = [item]
+                    value.elements.append(item)
+                    out.append(item)
+                elif key is not None:
+                    out.append(self._unknown())
+                elif value.kind is Kind.CONTAINER:
+                    out.extend(value.elements or [self._unknown()])
+                elif value.kind is Kind.MODULE and value.module and value.module.members:
+                    out.append(self._member(value))
+                elif value.kind is Kind.MODULE and key is None:
+                    # ``model[0]`` of a Sequential or ModuleList: a submodule, whose
+                    # parameters are the container's
+                    spec = ModuleSpec(qualname=None, node=None)
+                    out.append(Value(kind=Kind.MODULE, group=value.group, module=spec))
+                elif value.kind is Kind.TENSOR and advanced:
+                    # gathered by a tensor, list or mask index: a new tensor, never a view
+                    copy = new_value(Kind.TENSOR, grad=value.grad, sure=value.sure)
+                    copy.hist |= value.hist
+                    out.append(copy)
+                elif value.kind is Kind.TENSOR:
+                    out.append(self._view(value))
+                else:
+                    out.append(self._unknown())
+            return out
+        if isinstance(node, cst.List | cst.Tuple | cst.Set):
+            container = new_value(Kind.CONTAINER, literal_container=True)
+            start = self._next()
+            held: list[tuple[str, cst.Name, set[int], int]] = []
+            for element in node.elements:
+                values = self._eval(element.value)
+                if isinstance(element, cst.StarredElement):
+                    values = self._flatten(values)
+                elif isinstance(element.value, cst.Name):
+                    groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
+                    held.append((element.value.value, element.value, groups, self._next()))
+                container.elements.extend(values)
+            if held and not self._meta:
+                self._stale_in_display(start, held)
+            return [container]
+        if isinstance(node, cst.Dict):
+            container = new_value(Kind.CONTAINER, literal_container=True)
+            for element in node.elements:
+                values = self._eval(element.value)
+                if isinstance(element, cst.DictElement):
+                    self._eval(element.key)
+                    if isinstance(element.key, cst.SimpleString):
+                        key = element.key.evaluated_value
+                        if isinstance(key, str):
+                            container.items[key] = values
+                container.elements.extend(values)
+            return [container]
+        if isinstance(node, cst.IfExp):
+            self._eval(node.test)
+            scope = self.scope
+            marks = (len(scope.stale), len(scope.hidden))
+            branch = self._next()
+            guarded = _mentions_inplace(node.test)
+            self._path.append((branch, 0))
+            self._inplace_guard += guarded
+            body = self._eval(node.body)
+            self._inplace_guard -= guarded
+            self._path[-1] = (branch, 1)
+            held = (scope.stale[marks[0] :], scope.hidden[marks[1] :])
+            del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+            orelse = self._eval(node.orelse)
+            self._path.pop()
+            scope.stale.extend(held[0])
+            scope.hidden.extend(held[1])
+            return body + orelse
+        if isinstance(node, cst.NamedExpr):
+            values = self._eval(node.value)
+            self._assign(node.target, values, node.value)
+            return values
+        if isinstance(node, cst.Await):
+            return self._eval(node.expression)
+        if isinstance(node, cst.Yield):
+            value = node.value
+            if isinstance(value, cst.BaseExpression):
+                values = self._eval(value)
+                self.scope.escapes.extend(values)
+            return [self._unknown()]
+        if isinstance(node, cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp):
+            return [self._comprehension(node)]
+        if isinstance(node, cst.Lambda):
+            return [new_value(Kind.OTHER)]
+        return [self._unknown()]
+
+    def _stale_in_display(
+        self, start: int, held: list[tuple[str, cst.Name, set[int], int]]
+    ) -> None:
+        """``return x, x.tanh_()``: the display holds x, which a later element overwrites."""
+        for pending in self.scope.stale:
+            if pending.done or pending.seq <= start:
+                continue
+            for name, node, groups, seq in held:
+                if seq < pending.seq and groups & pending.groups:
+                    pending.done = True
+                    how = "the same expression holds the old value"
+                    self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
+                    break
+
+    def _settle(self, expr: cst.BaseExpression | None, name: str | None) -> None:
+        """An in-place call used as a statement, or rebinding its own target, is not stale."""
+        pending_by_node = self.scope.pending_by_node
+        if isinstance(expr, cst.IfExp):
+            self._settle(expr.body, name)
+            self._settle(expr.orelse, name)
+            return
+        node = expr
+        while isinstance(node, cst.Call):
+            for pending in pending_by_node.get(id(node), ()):
+                if name is None or pending.written_name == name:
+                    pending.write.elsewhere = False
+            func = node.func
+            node = func.value if isinstance(func, cst.Attribute) else None
+
+    def _bound_away(self, expr: cst.BaseExpression | None) -> None:
+        """``mixed = x[:8].lerp_(y)``: the in-place results in ``expr`` are now held by a
+        name, so a later read of the written base may want the old values."""
+        node = expr
+        while isinstance(node, cst.Call):
+            for pending in self.scope.pending_by_node.get(id(node), ()):
+                pending.bound_away = True
+            func = node.func
+            node = func.value if isinstance(func, cst.Attribute) else None
+
+    def _comprehension(self, node: cst.BaseExpression) -> Value:
+        container = new_value(Kind.CONTAINER)
+        inner: list[Value] = []
+        comp_for = getattr(node, "for_in", None)
+        while comp_for is not None:
+            inner += self._eval(comp_for.iter)
+            comp_for = comp_for.inner_for_in
+        element = self._unknown(inputs=inner)
+        container.elements.append(element)
+        return container
+
+    def _eval_slices(self, node: cst.Subscript) -> bool:
+        """Evaluate the index; True when it is advanced (a tensor, list or mask): a copy."""
+        advanced = False
+        self._meta += 1
+        try:
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    index = element.slice.value
+                    values = self._eval(index)
+                    advanced = advanced or isinstance(
+                        index, cst.List | cst.ListComp | cst.Comparison
+                    )
+                    advanced = advanced or any(v.kind is Kind.TENSOR and v.sure for v in values)
+                else:
+                    for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                        if part is not None:
+                            self._eval(part)
+        finally:
+            self._meta -= 1
+        return advanced
+
+    def _eval_name(self, node: cst.Name) -> list[Value]:
+        name = node.value
+        values = self._lookup(name)
+        if values is None:
+            if name in ("True", "False", "None"):
+                return [new_value(Kind.OTHER)]
+            if name in self.classes or name in self.functions or self.imports.qualify(node):
+                return [new_value(Kind.OTHER, name)]
+            return [self._unknown(name)]
+        self._load(name, values, node)
+        return list(values)  # a copy: callers may extend what they get
+
+    def _load(self, name: str, values: list[Value], node: cst.CSTNode) -> None:
+        if self._meta:
+            return
+        scope = self.scope
+        now = self._next()
+        binding = scope.bindings.get(name, 0)
+        groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
+        stand = scope.stand_ins.get(name)
+        own = groups - stand[1] if stand is not None and stand[0] == binding else groups
+        indexing, self._indexing = self._indexing, 0
+        held = [  # (group, when it was put in the container); x[i] picks an unknown element
+            (e.group.id, v.added.get(e.id, 0))
+            for v in values
+            if v.kind is Kind.CONTAINER and v.literal_container and not indexing
+            for e in v.elements
+        ]
+        matched: list[_Pending] = []
+        for pending in scope.stale:
+            if pending.done or now <= pending.seq or binding >= pending.seq:
+                continue
+            stored = {g for g, when in held if when < pending.seq}
+            if not (own | stored) & pending.groups:
+                continue
+            if any(pending.soft_alias(v) for v in values if v.group.id in pending.groups):
+                continue
+            if name == pending.written_name and not pending.bound_elsewhere:
+                continue
+            if pending.through_view and not (pending.bound_away and pending.bound_elsewhere):
+                continue  # the write was meant for the view's base
+            if pending.loops and self._other_iteration_element(pending, node):
+                continue
+            matched.append(pending)
+        if matched:
+            for pending in matched:
+                pending.done = True
+            # every write that changed the value since the read's name took it is a finding
+            for pending in sorted(matched, key=lambda p: p.seq):
+                how = (
+                    "the in-place result was bound to a new name"
+                    if (name == pending.written_name)
+                    else "it aliases the written tensor"
+                )
+                self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
+        groups |= {g for g, _ in held}
+        if scope.no_grad:
+            return
+        for pending in scope.hidden:
+            if pending.done or now <= pending.seq or not groups & pending.groups:
+                continue
+            pending.done = True
+            self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+
+    def _other_iteration_element(self, pending: _Pending, node: cst.CSTNode) -> bool:
+        """The write ran in an earlier iteration of a loop, at an index built from that loop's
+        counter, and this read indexes by the same expression: another element.
+
+        ``for c in range(n): buf[:, c] = ...; ... buf[:, c]`` reads column c+1 after column c
+        was written. Only ``range`` counters (and ``enumerate``'s) count: they never repeat.
+        """
+        subscript = self._subscript_of.get(id(node))
+        if subscript is None:
+            return False
+        common = [frame for frame in self._loops if frame.key in pending.loops]
+        if not common or pending.seq >= common[-1].started or not common[-1].counters:
+            return False  # the write ran earlier in this same iteration
+        written = _index_texts(self.module, pending.target_node, self.table)
+        read = _subscript_texts(self.module, subscript)
+        if written is None or len(read) != len(written):
+            return False
+        counters = common[-1].counters
+        return any(
+            mine == theirs and _mentions(part, counters)
+            for mine, theirs, part in zip(read, written, subscript.slice, strict=True)
+        )
+
+    def _eval_attribute(self, node: cst.Attribute) -> list[Value]:
+        attr = node.attr.value
+        name = dotted_name(node)
+        if name is not None and "." in name:
+            values = self._lookup(name)
+            if values is not None:
+                if attr in METADATA_ATTRIBUTES:
+                    return [new_value(Kind.OTHER)]
+                self._load(name, values, node)
+                return list(values)
+            if self.imports.qualify(node) is not None:
+                return [new_value(Kind.OTHER, name)]
+        if attr in METADATA_ATTRIBUTES:
+            self._meta += 1
+            try:
+                base = self._eval(node.value)
+            finally:
+                self._meta -= 1
+            if attr == "grad":
+                return [new_value(Kind.TENSOR, grad=0, sure=True)]
+            return [new_value(Kind.OTHER)]
+        base = self._eval(node.value)
+        out: list[Value] = []
+        for value in base:
+            if value.kind is Kind.TENSOR and attr == "data":
+                data = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_data=True)
+                data.origin = value.origin
+                data.arg_name = value.arg_name
+                out.append(data)
+            elif value.kind is Kind.TENSOR and attr in self.table.view_methods:
+                out.append(self._view(value))
+            elif value.kind is Kind.MODULE:
+                out.append(self._module_attribute(value, attr))
+            elif (value.kind is Kind.OTHER and value.group.name == "ctx") or (
+                self.scope.ctx.role == "fn_backward"
+                and attr in ("saved_tensors", "saved_variables")
+            ):
+                saved = new_value(Kind.CONTAINER)
+                saved.origin = "saved"
+                out.append(saved)
+            else:
+                out.append(self._unknown(inputs=[value] if value.kind is Kind.TENSOR else ()))
+        return out
+
+    def _module_attribute(self, module: Value, attr: str) -> Value:
+        """``module.weight``: a parameter, unless the module's class made it a buffer."""
+        cls = self.classes.get(module.module.user_class or "") if module.module else None
+        if cls is not None and attr in cls.buffers:
+            return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
+        if attr in ("weight", "bias") or (cls is not None and attr in cls.parameters):
+            return Value(kind=Kind.TENSOR, group=module.group, grad=2, leaf=True)
+        if cls is not None and attr in cls.modules:
+            # a submodule: its parameters are the owner's, saved by the owner's forward
+            return Value(kind=Kind.MODULE, group=module.group, module=cls.modules[attr])
+        return self._unknown()
+
+    def _derived(self, inputs: list[Value], node: cst.CSTNode) -> Value:
+        tensors = [v for v in inputs if v.kind is Kind.TENSOR]
+        if not tensors:
+            return new_value(Kind.OTHER)
+        self._use(tensors)
+        value = self._unknown(inputs=tensors, sure=any(v.sure for v in tensors))
+        return value
+
+    def _binary_result(
+        self, left: list[Value], right: list[Value], operator: object, node: cst.CSTNode
+    ) -> Value:
+        lt = [v for v in left if v.kind is Kind.TENSOR]
+        rt = [v for v in right if v.kind is Kind.TENSOR]
+        if not lt and not rt:
+            return new_value(Kind.OTHER)
+        self._use(lt + rt)
+        result = new_value(
+            Kind.TENSOR,
+            sure=any(v.sure for v in lt + rt),
+            grad=self._grad_of(lt + rt),
+        )
+        for value in lt + rt:
+            result.hist |= value.hist
+        op = _BINARY_OPS.get(type(operator))
+        info = self.table.functions.get(f"torch.{op}") if op else None
+        if info is not None and len(info.params) >= 2:
+            self._record_saves(info, {info.params[0]: lt, info.params[1]: rt}, [result], node, op)
+        return result

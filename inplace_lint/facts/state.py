@@ -1,0 +1,211 @@
+"""The interpreter's state and the helpers every room shares.
+
+:class:`AnalyzerBase` holds what one run over a module knows (the current scope, the sequence
+clock, the per-file tables) and the small value constructors. The rooms (binder, statements,
+expressions, calls, torch semantics, backward, writes) are mixins over it, assembled into
+:class:`~inplace_lint.facts.dataflow.Analyzer`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.classes import (
+    ClassFacts,
+    ModuleResolver,
+    collect_attributes,
+    collect_classes,
+)
+from inplace_lint.facts.ledger import Pending as _Pending
+from inplace_lint.facts.memo import FunctionMemo
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, new_value
+from inplace_lint.facts.names import ImportTable
+from inplace_lint.facts.ops import (
+    OpTable,
+    load_table,
+)
+from inplace_lint.facts.summaries import (
+    Mutation,
+)
+from inplace_lint.facts.walk import (
+    is_expression,
+    walk,
+)
+
+
+@dataclass
+class _LoopFrame:
+    """A loop being analysed: its counters (names that differ in every iteration)."""
+
+    key: int
+    counters: frozenset[str]
+    started: int  # the sequence number at which the current pass began
+
+
+@dataclass
+class Context:
+    """The function being analysed."""
+
+    name: str
+    node: cst.FunctionDef | None
+    cls: ClassFacts | None = None
+    role: str = ""  # "fn_forward", "fn_backward", "forward" or ""
+    no_grad: bool = False
+    exempt_data: bool = False
+    state_update: bool = False  # an optimizer step, EMA or buffer update by its name
+    exempt_args: str = ""
+    mark_dirty: frozenset[str] = frozenset()
+
+
+@dataclass
+class _Scope:
+    ctx: Context
+    env: dict[str, list[Value]] = field(default_factory=dict)
+    bindings: dict[str, int] = field(default_factory=dict)
+    bound_inplace: dict[str, Write] = field(default_factory=dict)
+    stale: list[_Pending] = field(default_factory=list)
+    hidden: list[_Pending] = field(default_factory=list)
+    escapes: list[Value] = field(default_factory=list)
+    consumed: set[int] = field(default_factory=set)
+    no_grad: bool = False
+    stmt: cst.CSTNode | None = None
+    callables: dict[str, Group] = field(default_factory=dict)
+    pending_by_node: dict[int, list[_Pending]] = field(default_factory=dict)
+    backward_seen: bool = False
+    #: name -> {value id: the branch arms through which that value reached the name}
+    arms: dict[str, dict[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
+    #: ``self.attr`` -> the target node of its latest assignment in this function
+    stores: dict[str, cst.CSTNode] = field(default_factory=dict)
+    #: writes to a tensor that an earlier ``self.attr = ...`` of this function keeps
+    stored_writes: list[tuple[_Pending, str, int]] = field(default_factory=list)
+    #: name -> (its binding, the groups it holds only as a stand-in for another tensor)
+    stand_ins: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)
+
+
+_MAX_TWICE_DEPTH = 2
+
+
+class AnalyzerBase:
+    """State and shared helpers of one dataflow run; the rooms are mixins over it."""
+
+    def __init__(
+        self, module: cst.Module, table: OpTable | None = None, memo: FunctionMemo | None = None
+    ) -> None:
+        self.module = module
+        self.table = table or load_table()
+        self._memo = memo
+        # one walk over the statements (not into expressions) finds imports, classes, defs
+        statements = list(walk(module, skip=is_expression))
+        self._defs = [n for n in statements if type(n) is cst.FunctionDef]
+        self.imports = ImportTable.from_statements(statements)
+        if memo is not None:
+            memo.start(self.imports, self.table, self._defs, module.body)
+        self.classes = collect_classes(statements, self.imports, self.table)
+        self._containers_of: dict[int, frozenset[str]] = {}
+        self._members: dict[int, Value] = {}
+        self._grad_params: dict[int, dict[str, int]] = {}
+        #: enclosing loops: [id, names counting distinct iterations, seq the pass started at]
+        self._loops: list[_LoopFrame] = []
+        #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
+        self._subscript_of: dict[int, cst.Subscript] = {}
+        self.resolver = ModuleResolver(self.imports, self.table, self.classes)
+        for facts in self.classes.values():
+            collect_attributes(facts, self.resolver)
+        self.facts = ev.Facts()
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.class_values: dict[tuple[str, str], Value] = {}
+        self.globals: dict[str, list[Value]] = {}
+        self._seq = itertools.count(1)
+        self._scope: _Scope | None = None
+        self._meta = 0
+        self._loop_depth = 0
+        self._path: list[tuple[int, int]] = []
+        self._indexing = 0
+        self._inplace_guard = 0
+        self._inplace_results: dict[int, Write] = {}
+        self.summaries: dict[str, tuple[list[Mutation], str]] = {}
+        self.call_modes: dict[str, set[bool]] = {}
+        #: function name -> argument position or keyword -> strongest grad a caller passed
+        self.arg_grads: dict[str, dict[int | str, int]] = {}
+        #: function name -> argument position or keyword -> the same-file module every call
+        #: analysed so far passed there (None once some call passed anything else)
+        self.arg_modules: dict[str, dict[int | str, ModuleSpec | None]] = {}
+        #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
+        self.sequential_calls: dict[int, set[bool]] = {}
+        #: module class -> the op whose saved output its forward returns
+        self.forward_saves_output: dict[str, str] = {}
+        #: module class -> (tuple length, position -> the write that makes differentiating
+        #: against that returned tensor wrong)
+        self.returned_targets: dict[str, tuple[int, dict[int, tuple[Write, str]]]] = {}
+
+    @property
+    def scope(self) -> _Scope:
+        assert self._scope is not None
+        return self._scope
+
+    def _next(self) -> int:
+        return next(self._seq)
+
+    def _text(self, node: cst.CSTNode) -> str:
+        text = self.module.code_for_node(node).strip()
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    def _unknown(self, name: str = "", inputs: Iterable[Value] = (), sure: bool = False) -> Value:
+        inputs = self._flatten(inputs)
+        value = new_value(Kind.TENSOR, name, sure=sure, grad=self._grad_of(inputs, default=1))
+        for item in inputs:
+            value.hist |= item.hist
+        return value
+
+    def _grad_of(self, inputs: Iterable[Value], default: int = 0) -> int:
+        if self.scope.no_grad:
+            return 0
+        grads = [v.grad for v in self._flatten(inputs) if v.kind is Kind.TENSOR]
+        if not grads:
+            return default
+        return max(grads)
+
+    def _use(self, values: Iterable[Value]) -> None:
+        now = self._next()
+        for value in values:
+            if value.first_use is None:
+                value.first_use = now
+
+    def _flatten(self, values: Iterable[Value]) -> list[Value]:
+        """The non-container values inside ``values``, however deeply (and cyclically) held."""
+        out: list[Value] = []
+        seen: set[int] = set()
+        stack = list(values)
+        stack.reverse()
+        while stack:
+            value = stack.pop()
+            if value.id in seen:
+                continue
+            seen.add(value.id)
+            if value.kind is Kind.CONTAINER:
+                stack.extend(reversed(value.elements))
+            else:
+                out.append(value)
+        return out
+
+    def _view(self, value: Value) -> Value:
+        """A view of ``value``: same storage group, same history."""
+        view = Value(
+            view=True,
+            kind=Kind.TENSOR,
+            group=value.group,
+            sure=value.sure,
+            grad=value.grad,
+            leaf=value.leaf,
+            origin=value.origin,
+            arg_name=value.arg_name,
+            via_data=value.via_data,
+            via_detach=value.via_detach,
+        )
+        view.hist = set(value.hist)
+        return view

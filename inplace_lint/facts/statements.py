@@ -1,0 +1,303 @@
+"""Statement handlers: blocks, if/for/while/with/try/match, assignments of every target kind."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from inplace_lint.facts.classes import (
+    literal_bool,
+)
+from inplace_lint.facts.heuristics import (
+    _mentions_inplace,
+)
+from inplace_lint.facts.model import Kind, Value, new_value
+from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.op_extras import (
+    _AUG_METHOD,
+    _ENABLE_GRAD,
+    _NO_GRAD,
+)
+from inplace_lint.facts.stand_in import stand_in
+from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.summaries import (
+    replaces_element,
+)
+from inplace_lint.facts.syntax import (
+    _AUG_OPS,
+    _aug_binary,
+    _counters,
+    _orelse,
+    _returns_indices,
+    _string_key,
+)
+
+
+class Statements(AnalyzerBase):
+    """The statements room of the interpreter (see the module docstring)."""
+
+    def _block(self, body: Sequence[cst.CSTNode]) -> None:
+        for index, stmt in enumerate(body):
+            if isinstance(stmt, cst.If):
+                self._if(stmt, body, index)
+            else:
+                self._statement(stmt)
+
+    def _if(self, stmt: cst.If, block: Sequence[cst.CSTNode], index: int) -> None:
+        """``block[index]``, an if statement, noting a stand-in alias one of its arms makes
+        (see stand_in)."""
+        scope = self.scope
+        pair = stand_in(stmt, block, index)
+        bound = scope.bindings.get(pair[1]) if pair is not None else None
+        self._statement(stmt)
+        if pair is None or bound is None or scope.bindings.get(pair[1]) != bound:
+            return
+        name, tensor = pair
+        held = {v.group.id for v in scope.env.get(tensor, []) if v.kind is Kind.TENSOR}
+        own = {v.group.id for v in scope.env.get(name, []) if v.kind is Kind.TENSOR} - held
+        if held and own and name in scope.bindings:
+            scope.stand_ins[name] = (scope.bindings[name], frozenset(held))
+
+    def _statement(self, stmt: cst.CSTNode) -> None:
+        scope = self.scope
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                scope.stmt = stmt
+                self._small(small)
+        elif isinstance(stmt, cst.BaseSmallStatement):  # ``if c: x.mul_(2)`` on one line
+            self._small(stmt)
+        elif isinstance(stmt, cst.If):
+            scope.stmt = stmt
+            self._eval(stmt.test)
+            self._branches(
+                [stmt.body.body, _orelse(stmt.orelse)], guarded=_mentions_inplace(stmt.test)
+            )
+        elif isinstance(stmt, cst.For):
+            scope.stmt = stmt
+            self._for(stmt)
+        elif isinstance(stmt, cst.While):
+            scope.stmt = stmt
+            self._eval(stmt.test)
+            self._loop(stmt.body.body, None)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body.body)
+        elif isinstance(stmt, cst.With):
+            scope.stmt = stmt
+            self._with(stmt)
+        elif isinstance(stmt, cst.Try | cst.TryStar):
+            self._block(stmt.body.body)
+            handlers = [h.body.body for h in stmt.handlers]
+            if stmt.orelse is not None:
+                handlers.append(stmt.orelse.body.body)
+            if handlers:
+                self._branches([*handlers, []])
+            if stmt.finalbody is not None:
+                self._block(stmt.finalbody.body.body)
+        elif isinstance(stmt, cst.Match):
+            self._eval(stmt.subject)
+            self._branches([case.body.body for case in stmt.cases] + [[]])
+        elif isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+            self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value)])
+
+    def _for(self, stmt: cst.For) -> None:
+        parts = self._zipped(stmt)
+        counters = _counters(stmt)
+        if parts is not None:
+            self._loop(stmt.body.body, (stmt.target, []), parts, counters)
+        else:
+            elements = self._iterate(self._eval(stmt.iter))
+            self._loop(stmt.body.body, (stmt.target, elements), counters=counters)
+        if stmt.orelse is not None:
+            self._block(stmt.orelse.body.body)
+
+    def _with(self, stmt: cst.With) -> None:
+        scope = self.scope
+        saved = scope.no_grad
+        for item in stmt.items:
+            call = item.item
+            qualified = ""
+            if isinstance(call, cst.Call):
+                qualified = self.imports.qualify(call.func) or ""
+                if qualified == "torch.set_grad_enabled" and call.args:
+                    flag = literal_bool(call.args[0].value)
+                    if flag is not None:
+                        scope.no_grad = not flag
+                        continue
+            if qualified in _NO_GRAD:
+                scope.no_grad = True
+            elif qualified in _ENABLE_GRAD:
+                scope.no_grad = False
+            else:
+                values = self._eval(call)
+                if item.asname is not None:
+                    self._assign(item.asname.name, values, None)
+        self._block(stmt.body.body)
+        scope.no_grad = saved
+
+    def _small(self, small: cst.BaseSmallStatement) -> None:
+        scope = self.scope
+        if isinstance(small, cst.Expr):
+            values = self._eval(small.value)
+            self._settle(small.value, None)
+            if isinstance(small.value, cst.Yield | cst.Await):
+                scope.escapes.extend(values)
+        elif isinstance(small, cst.Assign):
+            values = self._eval(small.value)
+            for target in small.targets:
+                self._assign(target.target, values, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._assign(small.target, self._eval(small.value), small.value)
+        elif isinstance(small, cst.AugAssign):
+            self._augassign(small)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                scope.escapes.extend(self._flatten(self._eval(small.value)))
+                self._settle(small.value, None)
+                self._note_returned_targets(small.value)
+        elif isinstance(small, cst.Del):
+            target = small.target
+            if isinstance(target, cst.Name):
+                scope.env.pop(target.value, None)
+
+    def _assign(
+        self, target: cst.BaseExpression, values: list[Value], source: cst.BaseExpression | None
+    ) -> None:
+        scope = self.scope
+        if isinstance(target, cst.Name):
+            self._bind(target.value, values)
+            write = self._inplace_results.get(id(source)) if source is not None else None
+            if write is not None:
+                scope.bound_inplace[target.value] = write
+            self._settle(source, target.value)
+            self._bound_away(source)
+            return
+        if isinstance(target, cst.Tuple | cst.List):
+            elements = [e.value for e in target.elements]
+            for element in elements:  # ``x, aux = helper(x)`` rebinds what the helper wrote
+                name = self._written_name(element)
+                if source is not None and name is not None:
+                    self._settle(source, name)
+            sources = values[0].elements if len(values) == 1 else []
+            if values and values[0].kind is Kind.CONTAINER and len(sources) == len(elements):
+                for element, value in zip(elements, sources, strict=True):
+                    self._assign(element, [value], None)
+                return
+            indices = len(elements) == 2 and _returns_indices(source)
+            for position, element in enumerate(elements):
+                inner = element.value if isinstance(element, cst.StarredElement) else element
+                if indices and position == 1:  # integer indices: no gradient flows back
+                    sure = any(v.kind is Kind.TENSOR and v.sure for v in values)
+                    self._assign(inner, [new_value(Kind.TENSOR, grad=0, sure=sure)], None)
+                    continue
+                derived = self._unknown(inputs=values)
+                if any(v.kind is Kind.TENSOR and v.sure for v in values):
+                    derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both
+                if values and all(v.origin == "saved" for v in values):
+                    derived.origin = "saved"
+                    derived.sure = True
+                self._assign(inner, [derived], None)
+            return
+        if isinstance(target, cst.Attribute):
+            if target.attr.value == "data":
+                base = self._eval(target.value)
+                self._write(
+                    base, target, "assignment to `.data`", hidden=True, target_node=target.value
+                )
+                return
+            if target.attr.value == "requires_grad":
+                self._set_requires_grad(target.value, source)
+                return
+            self._meta += 1  # setting ``obj.attr`` does not read obj's old value
+            try:
+                self._eval(target.value)
+            finally:
+                self._meta -= 1
+            name = dotted_name(target)
+            scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
+            if name is not None:
+                self._bind(name, values)
+                scope.stores[name] = target
+            return
+        if isinstance(target, cst.Subscript):
+            self._settle(source, self._written_name(target))
+            self._meta += 1  # storing into ``base[...]`` does not read base's old value
+            try:
+                base = self._eval(target.value)
+            finally:
+                self._meta -= 1
+            self._eval_slices(target)
+            key = _string_key(target)
+            now = self._next()
+            if key is not None:
+                for container in base:
+                    if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.hist:
+                        container.kind = Kind.CONTAINER
+                        container.items[key] = values
+                        container.elements.extend(values)
+                        container.added.update((v.id, now) for v in values)
+                return
+            if replaces_element(target, source):
+                for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
+                    if value.kind is Kind.TENSOR and value.origin == "arg" and not value.hist:
+                        value.kind = Kind.CONTAINER
+            if any(v.kind is Kind.CONTAINER for v in base):
+                for container in base:
+                    if container.kind is Kind.CONTAINER:
+                        container.elements.extend(values)
+                        container.added.update((v.id, now) for v in values)
+                return
+            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
+            if tensors:
+                self._use(values)
+                self._write(
+                    tensors, target, "subscript assignment", extra=values, target_node=target
+                )
+
+    def _set_requires_grad(
+        self, owner: cst.BaseExpression, source: cst.BaseExpression | None
+    ) -> None:
+        """``t.requires_grad = False`` makes ``t`` an ordinary tensor until it is set back."""
+        base = self._eval(owner)
+        flag = literal_bool(source) if source is not None else None
+        for value in base:
+            if value.kind is not Kind.TENSOR:
+                continue
+            if flag is False:
+                value.grad = 0
+                value.leaf = False
+                value.group.leaf = False
+            elif flag is True:  # torch allows this only on a leaf, which it then is
+                value.grad = 2
+                value.hist = set()
+                value.leaf = True
+                value.group.leaf = True
+        name = dotted_name(owner)
+        if name is not None and base:
+            self._bind(name, base)  # later reads of ``layer.weight`` see this same tensor
+
+    def _augassign(self, node: cst.AugAssign) -> None:
+        op = _AUG_OPS.get(type(node.operator))
+        right = self._eval(node.value)
+        target = node.target
+        if isinstance(target, cst.Subscript):
+            base = self._eval(target.value)
+            self._eval_slices(target)
+            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
+            if tensors and op is not None:
+                self._use(right)
+                self._write(tensors, target, f"`{op}` on a slice", extra=right, target_node=target)
+            return
+        current = self._eval(target)
+        tensors = [v for v in current if v.kind is Kind.TENSOR and v.sure]
+        if op is None or not tensors:
+            result = self._binary_result(current, right, _aug_binary(node.operator), target)
+            self._assign(target, [result], None)
+            return
+        self._use(right)
+        write = self._write(tensors, node, f"`{op}`", extra=right, target_node=target)
+        method = _AUG_METHOD.get(op)
+        info = self.table.methods.get(method) if method else None
+        if info is not None and write is not None:
+            self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")

@@ -1,0 +1,294 @@
+"""Small questions about syntax nodes that the interpreter asks: no state, no rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from inplace_lint.facts.classes import (
+    literal_bool,
+)
+from inplace_lint.facts.model import Kind, Value, Write
+from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.op_extras import _VALUES_AND_INDICES
+from inplace_lint.facts.ops import (
+    METADATA_ATTRIBUTES,
+    OpTable,
+)
+from inplace_lint.facts.walk import (
+    Walker,
+    walk,
+)
+
+#: Constants: never tensors.
+_LITERALS = frozenset(
+    {
+        cst.Integer,
+        cst.Float,
+        cst.Imaginary,
+        cst.SimpleString,
+        cst.ConcatenatedString,
+        cst.FormattedString,
+        cst.Ellipsis,
+    }
+)
+
+
+_BINARY_OPS: dict[type, str] = {
+    cst.Multiply: "mul",
+    cst.Divide: "div",
+    cst.MatrixMultiply: "matmul",
+    cst.Power: "pow",
+    cst.Add: "add",
+    cst.Subtract: "sub",
+    cst.FloorDivide: "floor_divide",
+    cst.Modulo: "remainder",
+}
+
+
+_AUG_OPS: dict[type, str] = {
+    cst.AddAssign: "+=",
+    cst.SubtractAssign: "-=",
+    cst.MultiplyAssign: "*=",
+    cst.DivideAssign: "/=",
+    cst.FloorDivideAssign: "//=",
+    cst.ModuloAssign: "%=",
+    cst.PowerAssign: "**=",
+    cst.BitAndAssign: "&=",
+    cst.BitOrAssign: "|=",
+    cst.BitXorAssign: "^=",
+    cst.LeftShiftAssign: "<<=",
+    cst.RightShiftAssign: ">>=",
+}
+
+
+def _short(qualname: str) -> str:
+    for prefix, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn.")):
+        if qualname.startswith(prefix):
+            return short + qualname[len(prefix) :]
+    return qualname
+
+
+def _literal_zero(node: cst.BaseExpression | None) -> bool:
+    if isinstance(node, cst.Integer | cst.Float):
+        try:
+            return float(node.value) == 0.0
+        except ValueError:
+            return False
+    return False
+
+
+def _indices_only(op: str, extra: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
+    """``max(x, dim)`` / ``min(x, dim)`` save only the integer indices, not ``x``."""
+    if op.rsplit(".", 1)[-1] not in ("max", "min"):
+        return False
+    return any(
+        keyword == "dim" or (not keyword and all(v.kind is not Kind.TENSOR for v in values))
+        for keyword, _, values in extra
+    )
+
+
+def _returns_indices(source: cst.BaseExpression | None) -> bool:
+    """Whether ``source`` is a call of an op returning values and their integer indices."""
+    if not isinstance(source, cst.Call) or not isinstance(source.func, cst.Attribute):
+        return False  # ``x.topk(k)``, ``torch.sort(x)``; not the builtin ``max(pairs)``
+    return source.func.attr.value in _VALUES_AND_INDICES
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _passes_true(
+    keywords: dict[str, tuple[cst.Arg, list[Value]]],
+    positional: list[tuple[cst.Arg, list[Value]]],
+    name: str,
+    index: int,
+) -> bool:
+    """Whether a call passes the literal True for parameter ``name`` (at ``index``)."""
+    passed = keywords.get(name)
+    if passed is None and 0 <= index < len(positional):
+        passed = positional[index]
+    return passed is not None and literal_bool(passed[0].value) is True
+
+
+def _constant_index(node: cst.Subscript) -> bool:
+    """``x[0]``, ``x[-1]`` or ``x["key"]``: an element the source names exactly."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    value = node.slice[0].slice.value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, cst.Integer | cst.SimpleString)
+
+
+def _string_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    if isinstance(value, cst.SimpleString):
+        key = value.evaluated_value
+        return key if isinstance(key, str) else None
+    return None
+
+
+def _terminates(body: Sequence[cst.CSTNode]) -> bool:
+    """The block always ends in ``return`` or ``raise``."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], cst.Return | cst.Raise)
+    if isinstance(last, cst.Return | cst.Raise):
+        return True
+    if isinstance(last, cst.If):
+        return (
+            _terminates(last.body.body)
+            and last.orelse is not None
+            and _terminates(_orelse(last.orelse))
+        )
+    return False
+
+
+def _copies(write: Write) -> bool:
+    """``dst.copy_(src)`` (or into a slice of dst): an explicit write into a destination."""
+    node = write.node
+    return (
+        write.via_call is None
+        and isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "copy_"
+    )
+
+
+def _counters(stmt: cst.For) -> frozenset[str]:
+    """``for i in range(n)`` and ``for i, x in enumerate(xs)``: ``i`` never repeats."""
+    call = stmt.iter
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        return frozenset()
+    target = stmt.target
+    if call.func.value == "range" and isinstance(target, cst.Name):
+        return frozenset({target.value})
+    if (
+        call.func.value == "enumerate"
+        and isinstance(target, cst.Tuple)
+        and target.elements
+        and isinstance(target.elements[0].value, cst.Name)
+    ):
+        return frozenset({target.elements[0].value.value})
+    return frozenset()
+
+
+def _subscript_texts(module: cst.Module, node: cst.Subscript) -> tuple[str, ...]:
+    """The source of each index of ``x[a, b:c]``: ``("a", "b:c")``."""
+    return tuple(module.code_for_node(element.slice).strip() for element in node.slice)
+
+
+def _index_texts(
+    module: cst.Module, target: cst.CSTNode | None, table: OpTable
+) -> tuple[str, ...] | None:
+    """The index a write goes to: ``x[i]``, ``x[i].view(-1)`` or ``x[i].unsqueeze(0)``."""
+    node = target
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in table.view_methods
+    ):
+        node = node.func.value
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name | cst.Attribute):
+        return _subscript_texts(module, node)
+    return None
+
+
+def _mentions(element: cst.SubscriptElement, names: frozenset[str]) -> bool:
+    """A plain index (not a slice) that uses one of ``names``."""
+    index = element.slice
+    if not isinstance(index, cst.Index):
+        return False
+    return any(type(n) is cst.Name and n.value in names for n in walk(index.value))
+
+
+def _orelse(node: cst.If | cst.Else | None) -> Sequence[cst.BaseStatement]:
+    if node is None:
+        return []
+    if isinstance(node, cst.If):
+        return [node]
+    return node.body.body
+
+
+def _arg(node: cst.Call, index: int, keyword: str) -> cst.Arg | None:
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    return positional[index] if index < len(positional) else None
+
+
+def _retains(node: cst.Call) -> bool:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value in ("retain_graph", "create_graph"):
+            return literal_bool(arg.value) is not False
+    return False
+
+
+def _aug_binary(operator: cst.BaseAugOp) -> object:
+    mapping = {
+        cst.AddAssign: cst.Add,
+        cst.SubtractAssign: cst.Subtract,
+        cst.MultiplyAssign: cst.Multiply,
+        cst.DivideAssign: cst.Divide,
+        cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+        cst.PowerAssign: cst.Power,
+    }
+    op = mapping.get(type(operator))
+    return op() if op is not None else cst.Add()
+
+
+def _is_static(func: cst.FunctionDef | None) -> bool:
+    if func is None:
+        return False
+    return any(dotted_name(deco.decorator) == "staticmethod" for deco in func.decorators)
+
+
+def _mark_dirty_names(func: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+
+    class _Visitor(Walker):
+        def visit_Call(self, node: cst.Call) -> None:
+            callee = dotted_name(node.func) or ""
+            if callee.endswith(".mark_dirty"):
+                for arg in node.args:
+                    if isinstance(arg.value, cst.Name):
+                        names.add(arg.value.value)
+
+    _Visitor().run(func)
+    return names
+
+
+def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -> set[str]:
+    """Names that the function body uses the way only tensors are used."""
+    names: set[str] = set()
+
+    class _Visitor(Walker):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name):
+                attr = node.attr.value
+                if (
+                    attr in METADATA_ATTRIBUTES
+                    or attr in table.view_methods
+                    or attr in table.methods
+                    or table.is_inplace_method(attr)
+                    or attr in ("size", "dim", "numel", "data", "detach", "clone")
+                ):
+                    names.add(node.value.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            qualified = imports.qualify(node.func) or ""
+            if qualified.startswith("torch.") and node.args:
+                first = node.args[0].value
+                if isinstance(first, cst.Name):
+                    names.add(first.value)
+
+    _Visitor().run(func.body)
+    return names

@@ -1,0 +1,380 @@
+"""Torch calls and tensor methods, driven by the generated op table: what each op returns
+(view, copy, its input), what it saves for backward, and which calls write in place.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.classes import (
+    global_pool,
+    literal_bool,
+)
+from inplace_lint.facts.model import Kind, ModuleSpec, SaveRecord, Value, new_value
+from inplace_lint.facts.op_extras import (
+    _BLANK_FACTORIES,
+    _CHECKPOINT,
+    _FACTORY_FALLBACK,
+    _NON_TENSOR_TORCH,
+    _SAVES_INPUT_FOR_OTHER,
+    _SHAPE_ONLY,
+)
+from inplace_lint.facts.ops import (
+    MAYBE_SELF_METHODS,
+    OpInfo,
+)
+from inplace_lint.facts.state import AnalyzerBase, _Scope
+from inplace_lint.facts.syntax import (
+    _arg,
+    _indices_only,
+    _is_none,
+    _literal_zero,
+    _short,
+)
+
+
+class TorchSemantics(AnalyzerBase):
+    """The torch semantics room of the interpreter (see the module docstring)."""
+
+    def _tensor_method(
+        self,
+        node: cst.Call,
+        func: cst.Attribute,
+        method: str,
+        receiver: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        scope: _Scope,
+    ) -> list[Value]:
+        if method in ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_"):
+            self._check_clamp(node, method, [a for _, a, _ in args], receiver)
+        if method == "requires_grad_":
+            flag = literal_bool(args[0][1].value) if args else True
+            for value in receiver:
+                if flag is not False:
+                    value.grad = 2
+                    if not value.hist:
+                        value.leaf = True
+                        value.group.leaf = True
+            return receiver
+        if method == "detach":
+            out = []
+            for value in receiver:
+                view = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_detach=True)
+                view.sure = True
+                out.append(view)
+            return out
+        if method == "clone":
+            value = self._unknown(inputs=receiver, sure=True)
+            value.grad = self._grad_of(receiver)
+            return [value]
+        if self.table.is_inplace_method(method):
+            for value in receiver:
+                value.sure = True
+            info = self.table.methods.get(method)
+            extra = [v for _, _, vs in args for v in vs]
+            self._use(extra)
+            write = self._write(
+                receiver,
+                node,
+                f"`{self._text(func)}()`",
+                extra=extra,
+                target_node=func.value,
+                values_kept=method in _SHAPE_ONLY,
+            )
+            if info is not None and write is not None:
+                bound = self._bind_args(info, receiver, args)
+                self._record_saves(info, bound, receiver, node, method)
+            if write is not None:
+                self._inplace_results[id(node)] = write
+            return receiver
+        if method in MAYBE_SELF_METHODS:  # returns self only sometimes: a soft alias
+            out = [self._view(v) for v in receiver]
+            for view, base in zip(out, receiver, strict=True):
+                view.soft_of = base.soft_of or base.id
+                view.view = base.view
+            return out
+        if method in self.table.view_methods:
+            return [self._view(v) for v in receiver]
+        info = self.table.methods.get(method)
+        inputs = receiver + [v for _, _, vs in args for v in vs]
+        self._use(inputs)
+        result = self._unknown(
+            inputs=inputs, sure=info is not None or any(v.sure for v in receiver)
+        )
+        result.grad = self._grad_of(inputs)
+        if info is not None:
+            if info.view:
+                return [self._view(v) for v in receiver]
+            if _indices_only(method, args):
+                return [result]
+            bound = self._bind_args(info, receiver, args)
+            self._record_saves(info, bound, [result], node, method)
+        return [result]
+
+    def _bind_args(
+        self,
+        info: OpInfo,
+        receiver: list[Value] | None,
+        args: list[tuple[str, cst.Arg, list[Value]]],
+    ) -> dict[str, list[Value]]:
+        params = list(info.params)
+        bound: dict[str, list[Value]] = {}
+        position = 0
+        if receiver is not None and params:
+            bound[params[0]] = receiver
+            position = 1
+        for keyword, _, values in args:
+            if keyword:
+                bound[keyword] = values
+            elif position < len(params):
+                bound[params[position]] = values
+                position += 1
+        return bound
+
+    def _record_saves(
+        self,
+        info: OpInfo,
+        bound: dict[str, list[Value]],
+        results: list[Value],
+        node: cst.CSTNode,
+        op: str,
+    ) -> None:
+        if self.scope.no_grad:
+            return
+        tensor_params = {
+            name: [v for v in values if v.kind is Kind.TENSOR]
+            for name, values in bound.items()
+            if any(v.kind is Kind.TENSOR for v in values)
+        }
+        all_inputs = [v for values in tensor_params.values() for v in values]
+        if self._grad_of(all_inputs) < 2:  # only a graph known to need grad saves anything
+            return
+        for name in info.saves:
+            if name == "result":
+                for value in results:
+                    self._save(value, op, node, "result", results)
+                continue
+            values = tensor_params.get(name, [])
+            others = [v for n, vs in tensor_params.items() if n != name for v in vs]
+            if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
+                continue  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
+            needed = self._grad_of(others) == 2 if others else self._grad_of(values) == 2
+            if not needed:
+                continue
+            for value in values:
+                self._save(value, op, node, "input", results)
+
+    def _save(self, value: Value, op: str, node: cst.CSTNode, role: str, into: list[Value]) -> None:
+        """``op`` saved ``value`` for backward: every value in ``into`` now depends on it.
+
+        A soft alias (``x.float()``, ``x.to(dtype)``) is a copy as often as it is ``x``
+        itself, so what an op keeps of it says nothing definite about ``x``.
+        """
+        if value.soft_of is not None:
+            return
+        record = SaveRecord(
+            group=value.group,
+            version=value.group.version,
+            hidden=value.group.hidden,
+            op=op,
+            node=node,
+            role=role,
+            tensor=value.group.name or value.arg_name,
+            path=tuple(self._path),
+        )
+        for result in into:
+            result.hist.add(record)
+
+    def _torch_call(self, qualified: str, node: cst.Call) -> list[Value]:
+        table = self.table
+        if qualified in _CHECKPOINT:
+            return self._checkpoint_call(node)
+        if qualified in ("torch.autograd.grad",):
+            return self._grad_call(node)
+        if qualified in ("torch.autograd.backward",):
+            args = self._args(node)
+            tensors = args[0][2] if args else []
+            self._backward_point(node, tensors, args)
+            return [new_value(Kind.OTHER)]
+        if any(qualified.startswith(p) for p in _NON_TENSOR_TORCH):
+            self._meta += 1
+            try:
+                self._args(node)
+            finally:
+                self._meta -= 1
+            return [new_value(Kind.OTHER)]
+        if qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[1][:1].isupper():
+            args = self._args(node)
+            if "lr_scheduler" in qualified:
+                return [new_value(Kind.OTHER)]
+            optimizer = new_value(Kind.OPTIMIZER)
+            optimizer.elements = self._param_groups(args)
+            return [optimizer]
+        if qualified == "torch.nn.Parameter":
+            args = self._args(node)
+            flag = _arg(node, 1, "requires_grad")
+            if flag is not None and literal_bool(flag.value) is False:
+                return [new_value(Kind.TENSOR, grad=0)]
+            value = new_value(Kind.TENSOR, grad=2, leaf=True)
+            value.group.leaf = True
+            return [value]
+        if qualified.startswith("torch.nn.init."):
+            args = self._args(node)
+            if args and qualified.endswith("_"):
+                self._write(
+                    args[0][2],
+                    node,
+                    f"`{_short(qualified)}()`",
+                    no_grad=True,
+                    target_node=node.args[0].value,
+                )
+            return [args[0][2][0]] if args and args[0][2] else [new_value(Kind.OTHER)]
+        spec = self.resolver.spec(node)
+        if spec is not None:
+            self._args(node)
+            return [new_value(Kind.MODULE, module=spec)]
+        args = self._args(node)
+        if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
+            clamped = args[0][2] if args and not args[0][0] else []
+            self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]), clamped)
+        if qualified in table.factory_functions or qualified in _FACTORY_FALLBACK:
+            requires = any(
+                kw == "requires_grad" and literal_bool(arg.value) is True for kw, arg, _ in args
+            )
+            value = new_value(Kind.TENSOR, grad=2 if requires else 0, leaf=requires)
+            value.group.leaf = requires
+            value.blank = qualified.rsplit(".", 1)[-1] in _BLANK_FACTORIES
+            return [value]
+        info = table.functions.get(qualified)
+        positional = [values for kw, _, values in args if not kw]
+        first = positional[0] if positional else []
+        out_values = [v for kw, _, vs in args if kw == "out" for v in vs]
+        inplace_mode = False
+        if info is not None and info.inplace_index is not None:
+            for kw, arg, _ in args:
+                if kw == "inplace":
+                    inplace_mode = literal_bool(arg.value) is True
+            if len(positional) > info.inplace_index and not inplace_mode:
+                flag_arg = [a for kw, a, _ in args if not kw][info.inplace_index]
+                inplace_mode = literal_bool(flag_arg.value) is True
+        name_inplace = (
+            qualified.rsplit(".", 1)[1].endswith("_")
+            and not qualified.endswith("__")
+            and not qualified.startswith("torch.nn.utils.")  # clip_grad_norm_ writes .grad
+        )
+        inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
+        self._use(inputs)
+        if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
+            tensors = [v for v in first if v.kind is Kind.TENSOR]
+            for value in tensors:
+                value.sure = True
+            label = (
+                f"`{_short(qualified)}(..., inplace=True)`"
+                if inplace_mode
+                else (f"`{_short(qualified)}()`")
+            )
+            write = self._write(tensors, node, label, extra=inputs, target_node=node.args[0].value)
+            if info is not None and write is not None:
+                self._record_saves(info, self._bind_args(info, None, args), tensors, node, label)
+            if write is not None:
+                self._inplace_results[id(node)] = write
+            return tensors
+        if out_values:
+            out_node = next(arg.value for kw, arg, _ in args if kw == "out")
+            write = self._write(
+                out_values,
+                node,
+                f"`{_short(qualified)}(..., out=)`",
+                extra=inputs,
+                target_node=out_node,
+            )
+            if write is not None:
+                self._inplace_results[id(node)] = write
+            return out_values
+        if info is not None and info.view and first:
+            return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
+        if qualified in table.view_functions and first:
+            return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
+        if qualified in ("torch.autograd.Variable",) and first:
+            return first
+        result = self._unknown(inputs=inputs, sure=True)
+        result.grad = self._grad_of(inputs)
+        if (
+            "adaptive_avg_pool" in qualified
+            and len(node.args) > 1
+            and global_pool(node.args[1].value)
+        ):
+            return [result]
+        if info is not None and not _indices_only(qualified, args[1:]):
+            saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
+            patched = OpInfo(info.params, saves, info.view, False, None, None)
+            self._record_saves(
+                patched, self._bind_args(info, None, args), [result], node, _short(qualified)
+            )
+        return [result]
+
+    def _param_groups(self, args: list[tuple[str, cst.Arg, list[Value]]]) -> list[Value]:
+        found: list[Value] = []
+
+        def visit(values: list[Value]) -> None:
+            for value in values:
+                if value.kind is Kind.PARAM_ITER or (value.kind is Kind.TENSOR and value.leaf):
+                    found.append(Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True))
+                elif value.kind is Kind.CONTAINER:
+                    visit(value.elements)
+
+        for keyword, _, values in args:
+            if keyword in ("", "params"):
+                visit(values)
+        return found
+
+    def _check_clamp(
+        self, node: cst.Call, method: str, args: list[cst.Arg], clamped: list[Value]
+    ) -> None:
+        tensors = [v for v in clamped if v.kind is Kind.TENSOR]
+        if tensors and all(v.grad == 0 for v in tensors):
+            return  # no gradient flows through it: its slope at 0 never matters
+        keyword = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        positional = [a.value for a in args if a.keyword is None and not a.star]
+        if method.startswith("clamp_min"):
+            hit = (bool(positional) and _literal_zero(positional[0])) or _literal_zero(
+                keyword.get("min")
+            )
+        else:
+            low = keyword.get("min", positional[0] if positional else None)
+            high = keyword.get("max", positional[1] if len(positional) > 1 else None)
+            hit = _literal_zero(low) and (high is None or _is_none(high))
+        if hit and not self.scope.no_grad:
+            self.facts.clamp_relus.append(ev.ClampRelu(node, self.scope.stmt, self._text(node)))
+
+    def _chain_hazards(self, calls: list[cst.Call]) -> None:
+        """``nn.Sequential(..., <saves its output>, <in place>, ...)`` among ``calls``."""
+        for node in calls:
+            if self.imports.qualify(node.func) != "torch.nn.Sequential":
+                continue
+            spec = self.resolver.spec(node)
+            if spec is None or not spec.elements:
+                continue
+            previous: ModuleSpec | None = None
+            for element in spec.elements:
+                if element.is_view:
+                    continue
+                if (
+                    previous is not None
+                    and previous.saves_result
+                    and element.inplace
+                    and element.node is not None
+                    and previous.node is not None
+                ):
+                    self.facts.chain_hazards.append(
+                        ev.ChainHazard(
+                            id(node),
+                            element.node,
+                            None,
+                            previous.node,
+                            _short(previous.qualname or "module"),
+                            _short(element.qualname or "module"),
+                        )
+                    )
+                previous = element

@@ -1,0 +1,288 @@
+"""In-place writes: bumping the ledger's versions, and classifying a write for the rules
+(leaf, custom Function input or grad_output, caller's argument, hidden `.data` write).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.heuristics import (
+    _pads,
+)
+from inplace_lint.facts.ledger import Pending as _Pending
+from inplace_lint.facts.model import Group, Kind, Value, Write
+from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.summaries import (
+    returns,
+)
+from inplace_lint.facts.syntax import (
+    _copies,
+    _is_static,
+    _tensor_names,
+)
+
+
+class Writes(AnalyzerBase):
+    """The writes room of the interpreter (see the module docstring)."""
+
+    def _write(
+        self,
+        values: list[Value],
+        node: cst.CSTNode,
+        what: str,
+        *,
+        hidden: bool = False,
+        extra: list[Value] | None = None,
+        target_node: cst.CSTNode | None = None,
+        related: tuple[tuple[cst.CSTNode, str], ...] = (),
+        no_grad: bool = False,
+        optimizer: bool = False,
+        via_call: cst.CSTNode | None = None,
+        callee: str = "",
+        param: str = "",
+        returned: bool = False,
+        side_effect: bool = False,
+        stmt: cst.CSTNode | None = None,
+        values_kept: bool = False,
+    ) -> Write | None:
+        """Record an in-place write to every group in ``values``."""
+        scope = self.scope
+        tensors = [v for v in values if v.kind is Kind.TENSOR]
+        if not tensors:
+            return None
+        hidden = hidden or all(v.via_data for v in tensors)
+        via_detach = any(v.via_detach for v in tensors)
+        target = self._text(target_node) if target_node is not None else ""
+        if target_node is not None and isinstance(target_node, cst.Subscript):
+            target = self._text(target_node.value)
+        write = Write(
+            node=node,
+            stmt=stmt or scope.stmt,
+            what=what,
+            target=target,
+            seq=self._next(),
+            hidden=hidden,
+            via_detach=via_detach,
+            no_grad=scope.no_grad or no_grad,
+            related=related,
+            via_call=via_call,
+            callee=callee,
+            param=param,
+            path=tuple(self._path),
+            shape_only=values_kept,
+        )
+        groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
+        written_name = self._written_name(target_node)
+        tags = scope.arms.get(written_name, {}) if written_name is not None else {}
+        for value in tensors:
+            if value.id in tags:  # the name holds this tensor only on some arms
+                value.group.write_paths[id(write)] = write.path + tags[value.id]
+        for group in groups.values():
+            if hidden:
+                group.hidden += 1
+                group.hidden_writes.append((group.hidden, write))
+            else:
+                group.version += 1
+                group.writes.append((group.version, write))
+        for value in tensors:
+            if extra:
+                for other in extra:
+                    value.hist |= other.hist
+        write.name = written_name
+        group_ids = frozenset(groups)
+        pending = _Pending(group_ids, write, write.seq, written_name, tensors)
+        if self._loops:
+            pending.loops = tuple(frame.key for frame in self._loops)
+            pending.target_node = target_node
+        if via_call is not None:
+            # A helper that is in place by contract surprises only a caller that uses its
+            # result as a new tensor; any other helper surprises every later read.
+            write.elsewhere = returned or side_effect
+            if returned:
+                scope.pending_by_node.setdefault(id(via_call), []).append(pending)
+            # A procedure (it returns nothing) is called to change the tensor: reads through
+            # the name passed want the new value, reads through other aliases see a surprise.
+            scope.stale.append(pending)
+            if not scope.ctx.role.startswith("fn_"):
+                self._note_arg_write(write, tensors)  # our own caller's tensor changes too
+            return write
+        if isinstance(node, cst.Call) and written_name is not None:
+            write.elsewhere = True
+            scope.pending_by_node[id(node)] = [pending]
+        meant_to_share = (
+            hidden
+            or values_kept  # ``squeeze_()``: a new shape, the same values
+            # under no_grad, writes through attributes are state updates (buffers, EMA);
+            # a local tensor read again through an alias is stale with or without autograd
+            or (
+                scope.no_grad
+                and (written_name is None or "." in written_name or scope.ctx.state_update)
+            )
+            or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
+        )
+        # writing through a view is writing its base, unless the in-place result is then
+        # used as a new tensor (``mixed = x[:8].lerp_(y)``): decided when it is bound
+        pending.through_view = all(v.view for v in tensors)
+        if pending.through_view and not write.elsewhere:
+            meant_to_share = True
+        if not meant_to_share:
+            scope.stale.append(pending)
+            self._note_stored(pending)
+        self._classify_write(write, tensors, group_ids, optimizer or no_grad)
+        return write
+
+    def _note_stored(self, pending: _Pending) -> None:
+        """The written tensor was stored in ``self.attr`` earlier in this method: the object
+        keeps it, so the next call (or any later reader) sees the new value."""
+        scope = self.scope
+        written = pending.written_name
+        if scope.ctx.cls is None or written is None or "." in written:
+            return
+        for name, target in scope.stores.items():
+            stored_at = scope.bindings.get(name, 0)
+            if not name.startswith("self.") or not 0 < stored_at < pending.seq:
+                continue
+            values = scope.env.get(name, [])
+            held = any(v.kind is Kind.TENSOR and v.group.id in pending.groups for v in values)
+            held = held or any(
+                e.kind is Kind.TENSOR
+                and e.group.id in pending.groups
+                and v.added.get(e.id, 0) < pending.seq
+                for v in values
+                if v.kind is Kind.CONTAINER and v.literal_container
+                for e in v.elements
+            )
+            if held and target is not None:
+                scope.stored_writes.append((pending, name, stored_at))
+
+    def _written_name(self, target_node: cst.CSTNode | None) -> str | None:
+        """The name a write goes through: ``x`` for ``x``, ``x[i]``, ``x.data``, ``x.mul_(a)``."""
+        node = target_node
+        while True:
+            if isinstance(node, cst.Subscript) or (
+                isinstance(node, cst.Attribute) and node.attr.value == "data"
+            ):
+                node = node.value
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and (
+                    self.table.is_inplace_method(node.func.attr.value)
+                    or node.func.attr.value in self.table.view_methods
+                )
+            ):
+                node = node.func.value
+            else:
+                break
+        return dotted_name(node) if isinstance(node, cst.BaseExpression) else None
+
+    def _classify_write(
+        self, write: Write, tensors: list[Value], groups: frozenset[int], internal_no_grad: bool
+    ) -> None:
+        scope = self.scope
+        ctx = scope.ctx
+        if not write.hidden and not write.via_detach and not scope.no_grad and not internal_no_grad:
+            leaves = [v for v in tensors if v.leaf]
+            if leaves:
+                self.facts.leaf_writes.append(ev.LeafWrite(write, write.target or "tensor"))
+        if ctx.role == "fn_backward":
+            for value in tensors:
+                if value.origin in ("grad_output", "saved"):
+                    role = "grad_output" if value.origin == "grad_output" else "saved tensor"
+                    self.facts.function_writes.append(
+                        ev.FunctionWrite(write, role, value.arg_name or write.target)
+                    )
+                    break
+        elif ctx.role == "fn_forward":
+            for value in tensors:
+                if value.origin == "fn_input" and value.arg_name not in ctx.mark_dirty:
+                    self.facts.function_writes.append(
+                        ev.FunctionWrite(write, "input", value.arg_name)
+                    )
+                    break
+        else:
+            self._note_arg_write(write, tensors)
+        if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.exempt_data:
+            graph = [v for v in tensors if not v.leaf]
+            if graph and any(self._group_in_graph(v) for v in graph):
+                scope.hidden.append(_Pending(groups, write, write.seq, None))
+
+    def _note_arg_write(self, write: Write, tensors: list[Value]) -> None:
+        """Record a write to a tensor this function received as an argument."""
+        if write.shape_only:
+            return  # the caller's tensor changes shape, not values
+        scope = self.scope
+        ctx = scope.ctx
+        for value in tensors:
+            if value.origin == "arg" and self._still_bound(value):
+                exempt = (
+                    ctx.exempt_args
+                    or ("it runs under no_grad" if scope.no_grad else "")
+                    or ("it is guarded by an inplace flag" if self._inplace_guard else "")
+                    or ("it copies into the argument, a destination" if _copies(write) else "")
+                    or ("it zeroes padding, which callers do not read" if _pads(write) else "")
+                )
+                self.facts.arg_writes.append(
+                    ev.ArgWrite(
+                        write,
+                        ctx.name,
+                        value.arg_name,
+                        self._param_index(value.arg_name),
+                        exempt,
+                        evidence=value.sure or self._tensor_evidence(value.arg_name),
+                        qualified=f"{ctx.cls.name}.{ctx.name}" if ctx.cls else ctx.name,
+                        role=ctx.role,
+                        side_effect=self._side_effect(value.arg_name, write.name),
+                        groups=frozenset(v.group.id for v in tensors),
+                    )
+                )
+                return
+
+    def _side_effect(self, param: str, written: str | None) -> bool:
+        """The current function returns a value other than the argument it wrote."""
+        func = self.scope.ctx.node
+        if func is None:
+            return False
+        gives, roots = returns(func)
+        return gives and param not in roots and (written is None or written not in roots)
+
+    def _group_in_graph(self, value: Value) -> bool:
+        """A tensor of ``value``'s storage is part of a graph not yet differentiated (a graph
+        a backward without retain_graph already consumed is done with)."""
+        consumed = self.scope.consumed
+        for values in self.scope.env.values():
+            for other in values:
+                if (
+                    other.group is value.group
+                    and other.kind is Kind.TENSOR
+                    and other.grad > 0
+                    and not other.leaf
+                    and not other.via_data
+                    and (any(r.id not in consumed for r in other.hist) or other.origin == "arg")
+                ):
+                    return True
+        return False
+
+    def _still_bound(self, value: Value) -> bool:
+        scope = self.scope
+        for values in scope.env.values():
+            if any(v.group is value.group and v.origin == "arg" for v in values):
+                return True
+        return False
+
+    def _param_index(self, name: str) -> int:
+        func = self.scope.ctx.node
+        if func is None:
+            return -1
+        params = [p.name.value for p in func.params.params]
+        if self.scope.ctx.cls is not None and params and not _is_static(func):
+            params = params[1:]
+        return params.index(name) if name in params else -1
+
+    def _tensor_evidence(self, name: str) -> bool:
+        func = self.scope.ctx.node
+        if func is None:
+            return False
+        return name in _tensor_names(func, self.imports, self.table)
