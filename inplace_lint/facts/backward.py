@@ -28,11 +28,8 @@ class Backward(AnalyzerBase):
         inputs_arg = _arg(node, 1, "inputs")
         outputs = self._eval(outputs_arg.value) if outputs_arg is not None else []
         if inputs_arg is not None:
-            self._meta += 1
-            try:
+            with self._meta:
                 self._eval(inputs_arg.value)
-            finally:
-                self._meta -= 1
         for arg in node.args:
             if arg is not outputs_arg and arg is not inputs_arg:
                 self._eval(arg.value)

@@ -178,10 +178,8 @@ class Binder(AnalyzerBase):
             scope.bindings = dict(start_bindings)
             scope.arms = dict(start_arms)
             self._path.append((branch, arm))
-            flag = guarded and arm == 0
-            self._inplace_guard += flag
-            self._block(body)
-            self._inplace_guard -= flag
+            with self._inplace_guard.raised(guarded and arm == 0):
+                self._block(body)
             self._path.pop()
             if _terminates(body):
                 # ``if c: ...; return``: nothing after the branch runs after this arm
@@ -222,32 +220,36 @@ class Binder(AnalyzerBase):
         scope = self.scope
         start_env = dict(scope.env)
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
-        self._loop_depth += 1
-        passes = 2 if self._loop_depth <= _MAX_TWICE_DEPTH else 1
-        frame = _LoopFrame(key=self._next(), counters=counters, started=0)
-        self._loops.append(frame)
-        for _ in range(passes):
-            frame.started = self._next()
-            if target is not None:
-                node, elements = target
-                if isinstance(node, cst.Tuple) and elements and elements[0].origin == "named":
-                    last = node.elements[-1].value
-                    if isinstance(last, cst.Name):
-                        self._bind(last.value, list(elements))
-                elif isinstance(node, cst.Name) and elements:
-                    self._bind(node.value, list(elements))
-                else:
-                    self._assign(node, [self._unknown()], None)
-                for name, values in (parts or {}).items():
-                    self._bind(name, list(values))
-            self._block(body)
-        self._loops.pop()
-        self._loop_depth -= 1
+        with self._loop_depth:
+            passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH else 1
+            frame = _LoopFrame(key=self._next(), counters=counters, started=0)
+            self._loops.append(frame)
+            for _ in range(passes):
+                frame.started = self._next()
+                if target is not None:
+                    self._bind_loop_target(*target, parts or {})
+                self._block(body)
+            self._loops.pop()
         for name, values in start_env.items():
             bucket = scope.env.setdefault(name, [])
             for value in values:
                 if all(value is not seen for seen in bucket):
                     bucket.append(value)
+
+    def _bind_loop_target(
+        self, node: cst.BaseExpression, elements: list[Value], parts: dict[str, list[Value]]
+    ) -> None:
+        """At the top of one pass: what the loop target's names hold in an iteration."""
+        if isinstance(node, cst.Tuple) and elements and elements[0].origin == "named":
+            last = node.elements[-1].value
+            if isinstance(last, cst.Name):
+                self._bind(last.value, list(elements))
+        elif isinstance(node, cst.Name) and elements:
+            self._bind(node.value, list(elements))
+        else:
+            self._assign(node, [self._unknown()], None)
+        for name, values in parts.items():
+            self._bind(name, list(values))
 
     def _iterate(self, iterable: list[Value]) -> list[Value]:
         """What one iteration over ``iterable`` may yield."""

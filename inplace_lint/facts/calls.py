@@ -70,11 +70,8 @@ class Calls(AnalyzerBase):
                     return [listed]
                 return [self._unknown(inputs=inner)]
             if name in _METADATA_CALLS:
-                self._meta += 1
-                try:
+                with self._meta:
                     self._args(node)
-                finally:
-                    self._meta -= 1
                 return [new_value(Kind.OTHER)]
             if name in self.classes:
                 return self._construct(name, node)
@@ -235,11 +232,8 @@ class Calls(AnalyzerBase):
         method = func.attr.value
         scope = self.scope
         if method in METADATA_METHODS:
-            self._meta += 1
-            try:
+            with self._meta:
                 receiver = self._eval(func.value)
-            finally:
-                self._meta -= 1
             args = self._args(node)
             if method == "backward":
                 self._backward_call(node, receiver, args)
@@ -258,7 +252,7 @@ class Calls(AnalyzerBase):
             stepped = self._optimizer_params(func.value, receiver, args)
             # With no gradients yet (straight-line code before any backward) step() skips
             # every parameter; in a loop, a function or after a backward it updates them.
-            may_have_grads = scope.backward_seen or self._loop_depth or scope.ctx.node
+            may_have_grads = scope.backward_seen or self._loop_depth.depth or scope.ctx.node
             if stepped is not None and may_have_grads:
                 self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
                 return [new_value(Kind.OTHER)]

@@ -5,6 +5,9 @@ A read of a name is where stale reads and uses of hidden writes are noticed (:me
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import libcst as cst
 
 from inplace_lint.facts import events as ev
@@ -33,162 +36,166 @@ class Expressions(AnalyzerBase):
     """The expressions room of the interpreter (see the module docstring)."""
 
     def _eval(self, node: cst.BaseExpression | None) -> list[Value]:
+        """The values ``node`` may evaluate to, noting reads, saves and writes on the way."""
         if node is None:
             return []
         # libcst's node classes have an ABC metaclass, which makes isinstance slow; these
         # are concrete classes without subclasses, so their type says the same
         kind = type(node)
-        if kind is cst.Name:
-            return self._eval_name(node)  # type: ignore[arg-type]
-        if kind is cst.Attribute:
-            return self._eval_attribute(node)  # type: ignore[arg-type]
         if kind is cst.Call:
-            return self._eval_call(node)  # type: ignore[arg-type]
-        if kind in _LITERALS:
-            return [new_value(Kind.OTHER)]
-        if isinstance(node, cst.BinaryOperation):
-            left = self._eval(node.left)
-            right = self._eval(node.right)
-            if (
-                isinstance(node.operator, cst.Add)
-                and left
-                and right
-                and all(v.kind is Kind.CONTAINER for v in left + right)
-            ):  # ``list(a.parameters()) + list(b.parameters())``
-                joined = new_value(Kind.CONTAINER)
-                joined.elements = [e for v in left + right for e in v.elements]
-                return [joined]
-            return [self._binary_result(left, right, node.operator, node)]
-        if isinstance(node, cst.UnaryOperation):
-            inner = self._eval(node.expression)
-            if isinstance(node.operator, cst.Not):
-                return [new_value(Kind.OTHER)]
-            return [self._derived(inner, node)]
-        if isinstance(node, cst.Comparison):
-            metadata = any(
-                isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
-                for c in node.comparisons
-            )
-            if metadata:
-                self._meta += 1
-            try:
-                values = list(self._eval(node.left))
-                for comp in node.comparisons:
-                    values.extend(self._eval(comp.comparator))
-            finally:
-                if metadata:
-                    self._meta -= 1
-            tensors = [v for v in values if v.kind is Kind.TENSOR and v.sure]
-            if tensors and not metadata:
-                return [new_value(Kind.TENSOR, grad=0)]
-            return [new_value(Kind.OTHER)]
-        if isinstance(node, cst.BooleanOperation):
-            return self._eval(node.left) + self._eval(node.right)
-        if isinstance(node, cst.Subscript):
-            unknown_index = not _constant_index(node)
-            self._subscript_of[id(node.value)] = node
-            self._indexing += unknown_index
-            try:
-                base = self._eval(node.value)
-            finally:
-                self._indexing -= unknown_index
-            advanced = self._eval_slices(node)
-            out: list[Value] = []
-            key = _string_key(node)
-            for value in base:
-                if key is not None and key in value.items:
-                    out.extend(value.items[key])
-                elif key is not None and value.kind is Kind.TENSOR:
-                    # ``outputs["loss"]``: no tensor takes a string index, so ``outputs`` is a
-                    # mapping (a dict, a ModelOutput) and its items are not views of it
-                    item = self._unknown(inputs=[value], sure=value.sure)
-                    value.kind = Kind.CONTAINER
-                    value.items[key] = [item]
-                    value.elements.append(item)
-                    out.append(item)
-                elif key is not None:
-                    out.append(self._unknown())
-                elif value.kind is Kind.CONTAINER:
-                    out.extend(value.elements or [self._unknown()])
-                elif value.kind is Kind.MODULE and value.module and value.module.members:
-                    out.append(self._member(value))
-                elif value.kind is Kind.MODULE and key is None:
-                    # ``model[0]`` of a Sequential or ModuleList: a submodule, whose
-                    # parameters are the container's
-                    spec = ModuleSpec(qualname=None, node=None)
-                    out.append(Value(kind=Kind.MODULE, group=value.group, module=spec))
-                elif value.kind is Kind.TENSOR and advanced:
-                    # gathered by a tensor, list or mask index: a new tensor, never a view
-                    copy = new_value(Kind.TENSOR, grad=value.grad, sure=value.sure)
-                    copy.hist |= value.hist
-                    out.append(copy)
-                elif value.kind is Kind.TENSOR:
-                    out.append(self._view(value))
-                else:
-                    out.append(self._unknown())
-            return out
-        if isinstance(node, cst.List | cst.Tuple | cst.Set):
-            container = new_value(Kind.CONTAINER, literal_container=True)
-            start = self._next()
-            held: list[tuple[str, cst.Name, set[int], int]] = []
-            for element in node.elements:
-                values = self._eval(element.value)
-                if isinstance(element, cst.StarredElement):
-                    values = self._flatten(values)
-                elif isinstance(element.value, cst.Name):
-                    groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
-                    held.append((element.value.value, element.value, groups, self._next()))
-                container.elements.extend(values)
-            if held and not self._meta:
-                self._stale_in_display(start, held)
-            return [container]
-        if isinstance(node, cst.Dict):
-            container = new_value(Kind.CONTAINER, literal_container=True)
-            for element in node.elements:
-                values = self._eval(element.value)
-                if isinstance(element, cst.DictElement):
-                    self._eval(element.key)
-                    if isinstance(element.key, cst.SimpleString):
-                        key = element.key.evaluated_value
-                        if isinstance(key, str):
-                            container.items[key] = values
-                container.elements.extend(values)
-            return [container]
-        if isinstance(node, cst.IfExp):
-            self._eval(node.test)
-            scope = self.scope
-            marks = (len(scope.stale), len(scope.hidden))
-            branch = self._next()
-            guarded = _mentions_inplace(node.test)
-            self._path.append((branch, 0))
-            self._inplace_guard += guarded
-            body = self._eval(node.body)
-            self._inplace_guard -= guarded
-            self._path[-1] = (branch, 1)
-            held = (scope.stale[marks[0] :], scope.hidden[marks[1] :])
-            del scope.stale[marks[0] :], scope.hidden[marks[1] :]
-            orelse = self._eval(node.orelse)
-            self._path.pop()
-            scope.stale.extend(held[0])
-            scope.hidden.extend(held[1])
-            return body + orelse
-        if isinstance(node, cst.NamedExpr):
-            values = self._eval(node.value)
-            self._assign(node.target, values, node.value)
-            return values
-        if isinstance(node, cst.Await):
-            return self._eval(node.expression)
-        if isinstance(node, cst.Yield):
-            value = node.value
-            if isinstance(value, cst.BaseExpression):
-                values = self._eval(value)
-                self.scope.escapes.extend(values)
+            return self._eval_call(node)  # type: ignore[attr-defined,arg-type]  # the calls room
+        handler = _HANDLERS.get(kind)
+        if handler is None:
             return [self._unknown()]
-        if isinstance(node, cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp):
-            return [self._comprehension(node)]
-        if isinstance(node, cst.Lambda):
+        return handler(self, node)
+
+    def _eval_literal(self, node: cst.BaseExpression) -> list[Value]:
+        return [new_value(Kind.OTHER)]
+
+    def _eval_binary(self, node: cst.BinaryOperation) -> list[Value]:
+        left = self._eval(node.left)
+        right = self._eval(node.right)
+        if (
+            isinstance(node.operator, cst.Add)
+            and left
+            and right
+            and all(v.kind is Kind.CONTAINER for v in left + right)
+        ):  # ``list(a.parameters()) + list(b.parameters())``
+            joined = new_value(Kind.CONTAINER)
+            joined.elements = [e for v in left + right for e in v.elements]
+            return [joined]
+        return [self._binary_result(left, right, node.operator, node)]
+
+    def _eval_unary(self, node: cst.UnaryOperation) -> list[Value]:
+        inner = self._eval(node.expression)
+        if isinstance(node.operator, cst.Not):
             return [new_value(Kind.OTHER)]
+        return [self._derived(inner, node)]
+
+    def _eval_comparison(self, node: cst.Comparison) -> list[Value]:
+        metadata = any(
+            isinstance(c.operator, cst.Is | cst.IsNot | cst.In | cst.NotIn)
+            for c in node.comparisons
+        )
+        with self._meta.raised(metadata):
+            values = list(self._eval(node.left))
+            for comp in node.comparisons:
+                values.extend(self._eval(comp.comparator))
+        tensors = [v for v in values if v.kind is Kind.TENSOR and v.sure]
+        if tensors and not metadata:
+            return [new_value(Kind.TENSOR, grad=0)]
+        return [new_value(Kind.OTHER)]
+
+    def _eval_boolean(self, node: cst.BooleanOperation) -> list[Value]:
+        return self._eval(node.left) + self._eval(node.right)
+
+    def _eval_subscript(self, node: cst.Subscript) -> list[Value]:
+        self._subscript_of[id(node.value)] = node
+        with self._indexing.raised(not _constant_index(node)):
+            base = self._eval(node.value)
+        advanced = self._eval_slices(node)
+        key = _string_key(node)
+        out: list[Value] = []
+        for value in base:
+            out.extend(self._element(value, key, advanced))
+        return out
+
+    def _element(self, value: Value, key: str | None, advanced: bool) -> list[Value]:
+        """What ``value[...]`` gives: a string-keyed item, a container element, a submodule,
+        a gathered copy or a view."""
+        if key is not None and key in value.items:
+            return list(value.items[key])
+        if key is not None and value.kind is Kind.TENSOR:
+            # ``outputs["loss"]``: no tensor takes a string index, so ``outputs`` is a
+            # mapping (a dict, a ModelOutput) and its items are not views of it
+            item = self._unknown(inputs=[value], sure=value.sure)
+            value.kind = Kind.CONTAINER
+            value.items[key] = [item]
+            value.elements.append(item)
+            return [item]
+        if key is not None:
+            return [self._unknown()]
+        if value.kind is Kind.CONTAINER:
+            return value.elements or [self._unknown()]
+        if value.kind is Kind.MODULE and value.module and value.module.members:
+            return [self._member(value)]
+        if value.kind is Kind.MODULE:
+            # ``model[0]`` of a Sequential or ModuleList: a submodule, whose
+            # parameters are the container's
+            spec = ModuleSpec(qualname=None, node=None)
+            return [Value(kind=Kind.MODULE, group=value.group, module=spec)]
+        if value.kind is Kind.TENSOR and advanced:
+            # gathered by a tensor, list or mask index: a new tensor, never a view
+            copy = new_value(Kind.TENSOR, grad=value.grad, sure=value.sure)
+            copy.hist |= value.hist
+            return [copy]
+        if value.kind is Kind.TENSOR:
+            return [self._view(value)]
         return [self._unknown()]
+
+    def _eval_display(self, node: cst.List | cst.Tuple | cst.Set) -> list[Value]:
+        container = new_value(Kind.CONTAINER, literal_container=True)
+        start = self._next()
+        held: list[tuple[str, cst.Name, set[int], int]] = []
+        for element in node.elements:
+            values = self._eval(element.value)
+            if isinstance(element, cst.StarredElement):
+                values = self._flatten(values)
+            elif isinstance(element.value, cst.Name):
+                groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
+                held.append((element.value.value, element.value, groups, self._next()))
+            container.elements.extend(values)
+        if held and not self._meta.depth:
+            self._stale_in_display(start, held)
+        return [container]
+
+    def _eval_dict(self, node: cst.Dict) -> list[Value]:
+        container = new_value(Kind.CONTAINER, literal_container=True)
+        for element in node.elements:
+            values = self._eval(element.value)
+            if isinstance(element, cst.DictElement):
+                self._eval(element.key)
+                if isinstance(element.key, cst.SimpleString):
+                    key = element.key.evaluated_value
+                    if isinstance(key, str):
+                        container.items[key] = values
+            container.elements.extend(values)
+        return [container]
+
+    def _eval_ifexp(self, node: cst.IfExp) -> list[Value]:
+        self._eval(node.test)
+        scope = self.scope
+        marks = (len(scope.stale), len(scope.hidden))
+        branch = self._next()
+        self._path.append((branch, 0))
+        with self._inplace_guard.raised(_mentions_inplace(node.test)):
+            body = self._eval(node.body)
+        self._path[-1] = (branch, 1)
+        held = (scope.stale[marks[0] :], scope.hidden[marks[1] :])
+        del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+        orelse = self._eval(node.orelse)
+        self._path.pop()
+        scope.stale.extend(held[0])
+        scope.hidden.extend(held[1])
+        return body + orelse
+
+    def _eval_named(self, node: cst.NamedExpr) -> list[Value]:
+        values = self._eval(node.value)
+        self._assign(node.target, values, node.value)
+        return values
+
+    def _eval_await(self, node: cst.Await) -> list[Value]:
+        return self._eval(node.expression)
+
+    def _eval_yield(self, node: cst.Yield) -> list[Value]:
+        value = node.value
+        if isinstance(value, cst.BaseExpression):
+            values = self._eval(value)
+            self.scope.escapes.extend(values)
+        return [self._unknown()]
+
+    def _eval_comprehension(self, node: cst.BaseExpression) -> list[Value]:
+        return [self._comprehension(node)]
 
     def _stale_in_display(
         self, start: int, held: list[tuple[str, cst.Name, set[int], int]]
@@ -243,8 +250,7 @@ class Expressions(AnalyzerBase):
     def _eval_slices(self, node: cst.Subscript) -> bool:
         """Evaluate the index; True when it is advanced (a tensor, list or mask): a copy."""
         advanced = False
-        self._meta += 1
-        try:
+        with self._meta:
             for element in node.slice:
                 if isinstance(element.slice, cst.Index):
                     index = element.slice.value
@@ -257,8 +263,6 @@ class Expressions(AnalyzerBase):
                     for part in (element.slice.lower, element.slice.upper, element.slice.step):
                         if part is not None:
                             self._eval(part)
-        finally:
-            self._meta -= 1
         return advanced
 
     def _eval_name(self, node: cst.Name) -> list[Value]:
@@ -274,7 +278,7 @@ class Expressions(AnalyzerBase):
         return list(values)  # a copy: callers may extend what they get
 
     def _load(self, name: str, values: list[Value], node: cst.CSTNode) -> None:
-        if self._meta:
+        if self._meta.depth:
             return
         scope = self.scope
         now = self._next()
@@ -282,7 +286,7 @@ class Expressions(AnalyzerBase):
         groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
         stand = scope.stand_ins.get(name)
         own = groups - stand[1] if stand is not None and stand[0] == binding else groups
-        indexing, self._indexing = self._indexing, 0
+        indexing = self._indexing.take()
         held = [  # (group, when it was put in the container); x[i] picks an unknown element
             (e.group.id, v.added.get(e.id, 0))
             for v in values
@@ -361,11 +365,8 @@ class Expressions(AnalyzerBase):
             if self.imports.qualify(node) is not None:
                 return [new_value(Kind.OTHER, name)]
         if attr in METADATA_ATTRIBUTES:
-            self._meta += 1
-            try:
+            with self._meta:
                 base = self._eval(node.value)
-            finally:
-                self._meta -= 1
             if attr == "grad":
                 return [new_value(Kind.TENSOR, grad=0, sure=True)]
             return [new_value(Kind.OTHER)]
@@ -432,3 +433,27 @@ class Expressions(AnalyzerBase):
         if info is not None and len(info.params) >= 2:
             self._record_saves(info, {info.params[0]: lt, info.params[1]: rt}, [result], node, op)
         return result
+
+
+#: The handler of each expression node type; any other expression is an unknown value.
+_HANDLERS: dict[type, Callable[[Expressions, Any], list[Value]]] = {
+    cst.Name: Expressions._eval_name,
+    cst.Attribute: Expressions._eval_attribute,
+    **dict.fromkeys(_LITERALS, Expressions._eval_literal),
+    cst.BinaryOperation: Expressions._eval_binary,
+    cst.UnaryOperation: Expressions._eval_unary,
+    cst.Comparison: Expressions._eval_comparison,
+    cst.BooleanOperation: Expressions._eval_boolean,
+    cst.Subscript: Expressions._eval_subscript,
+    **dict.fromkeys((cst.List, cst.Tuple, cst.Set), Expressions._eval_display),
+    cst.Dict: Expressions._eval_dict,
+    cst.IfExp: Expressions._eval_ifexp,
+    cst.NamedExpr: Expressions._eval_named,
+    cst.Await: Expressions._eval_await,
+    cst.Yield: Expressions._eval_yield,
+    **dict.fromkeys(
+        (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp),
+        Expressions._eval_comprehension,
+    ),
+    cst.Lambda: Expressions._eval_literal,
+}

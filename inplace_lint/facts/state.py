@@ -8,6 +8,7 @@ expressions, calls, torch semantics, backward, writes) are mixins over it, assem
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -90,6 +91,36 @@ class _Scope:
 _MAX_TWICE_DEPTH = 2
 
 
+class Mode:
+    """A nesting counter raised for the extent of a ``with`` block (like mypy's
+    ``frame_context``): ``with self._meta:`` or ``with self._meta.raised(flag):``."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def __enter__(self) -> None:
+        self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.depth -= 1
+
+    def raised(self, flag: bool) -> Mode | contextlib.nullcontext[None]:
+        """This counter raised while ``flag`` holds; a block that changes nothing otherwise."""
+        return self if flag else _UNCHANGED
+
+    def take(self) -> int:
+        """The depth, which is then cleared: the one read it was raised for consumed it. The
+        enclosing block still lowers it on exit, so it can go below zero until the next
+        take (kept as the interpreter has always done; see docs/architecture.md)."""
+        depth, self.depth = self.depth, 0
+        return depth
+
+
+_UNCHANGED: contextlib.nullcontext[None] = contextlib.nullcontext()
+
+
 class AnalyzerBase:
     """State and shared helpers of one dataflow run; the rooms are mixins over it."""
 
@@ -122,11 +153,16 @@ class AnalyzerBase:
         self.globals: dict[str, list[Value]] = {}
         self._seq = itertools.count(1)
         self._scope: _Scope | None = None
-        self._meta = 0
-        self._loop_depth = 0
+        #: reading for metadata only (``x.shape``, ``x is None``, a store's target): no read
+        self._meta = Mode()
+        #: enclosing loops, for the two-pass limit
+        self._loop_depth = Mode()
         self._path: list[tuple[int, int]] = []
-        self._indexing = 0
-        self._inplace_guard = 0
+        #: the next name read is the base of a subscript with a non-constant index; the read
+        #: takes (and clears) it, so only that base counts as indexed
+        self._indexing = Mode()
+        #: inside the arm of ``if inplace:`` (or a conditional expression on such a flag)
+        self._inplace_guard = Mode()
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
         self.call_modes: dict[str, set[bool]] = {}

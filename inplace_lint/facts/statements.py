@@ -209,11 +209,8 @@ class Statements(AnalyzerBase):
             if target.attr.value == "requires_grad":
                 self._set_requires_grad(target.value, source)
                 return
-            self._meta += 1  # setting ``obj.attr`` does not read obj's old value
-            try:
+            with self._meta:  # setting ``obj.attr`` does not read obj's old value
                 self._eval(target.value)
-            finally:
-                self._meta -= 1
             name = dotted_name(target)
             scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
             if name is not None:
@@ -222,11 +219,8 @@ class Statements(AnalyzerBase):
             return
         if isinstance(target, cst.Subscript):
             self._settle(source, self._written_name(target))
-            self._meta += 1  # storing into ``base[...]`` does not read base's old value
-            try:
+            with self._meta:  # storing into ``base[...]`` does not read base's old value
                 base = self._eval(target.value)
-            finally:
-                self._meta -= 1
             self._eval_slices(target)
             key = _string_key(target)
             now = self._next()

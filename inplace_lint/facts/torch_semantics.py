@@ -198,11 +198,8 @@ class TorchSemantics(AnalyzerBase):
             self._backward_point(node, tensors, args)
             return [new_value(Kind.OTHER)]
         if any(qualified.startswith(p) for p in _NON_TENSOR_TORCH):
-            self._meta += 1
-            try:
+            with self._meta:
                 self._args(node)
-            finally:
-                self._meta -= 1
             return [new_value(Kind.OTHER)]
         if qualified.startswith("torch.optim.") and qualified.rsplit(".", 1)[1][:1].isupper():
             args = self._args(node)

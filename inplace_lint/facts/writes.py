@@ -220,7 +220,7 @@ class Writes(AnalyzerBase):
                 exempt = (
                     ctx.exempt_args
                     or ("it runs under no_grad" if scope.no_grad else "")
-                    or ("it is guarded by an inplace flag" if self._inplace_guard else "")
+                    or ("it is guarded by an inplace flag" if self._inplace_guard.depth else "")
                     or ("it copies into the argument, a destination" if _copies(write) else "")
                     or ("it zeroes padding, which callers do not read" if _pads(write) else "")
                 )
