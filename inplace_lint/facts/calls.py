@@ -23,6 +23,7 @@ from inplace_lint.facts.ops import (
 )
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import (
+    Mutation,
     destination,
     grad_target_params,
 )
@@ -132,6 +133,16 @@ class Calls(AnalyzerBase):
         Returns the tensors passed where the callee writes and then returns that argument
         (``x = normalize_(x)``): the call's result is the caller's own tensor.
         """
+        self._note_call_args(callee, args)
+        self._grad_targets_passed(callee, node, args)
+        entry = self.summaries.get(callee)
+        if entry is None:
+            return []
+        return self._apply_mutations(callee, node, args, *entry)
+
+    def _note_call_args(self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]) -> None:
+        """What this call passes at each position or keyword: modules, tensors, containers,
+        and the strongest grad (summaries of the callee are instantiated with these)."""
         self.facts.called.add(callee)
         grads = self.arg_grads.setdefault(callee, {})
         position = 0
@@ -150,12 +161,18 @@ class Calls(AnalyzerBase):
             tensors = [v for v in values if v.kind is Kind.TENSOR]
             if tensors:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
-        self._grad_targets_passed(callee, node, args)
-        entry = self.summaries.get(callee)
-        if entry is None:
-            return []
+
+    def _apply_mutations(
+        self,
+        callee: str,
+        node: cst.Call,
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        mutations: list[Mutation],
+        exempt: str,
+    ) -> list[Value]:
+        """Apply the callee's summarised argument writes to what this call passes; the
+        tensors it hands back written (``x = normalize_(x)``)."""
         given_back: list[Value] = []
-        mutations, exempt = entry
         positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
         keywords = {kw: (arg, values) for kw, arg, values in args if kw}
         for mutation in mutations:

@@ -164,90 +164,107 @@ class Statements(AnalyzerBase):
     def _assign(
         self, target: cst.BaseExpression, values: list[Value], source: cst.BaseExpression | None
     ) -> None:
-        scope = self.scope
+        """Bind ``values`` (evaluated from ``source``, if known) to an assignment target."""
         if isinstance(target, cst.Name):
             self._bind(target.value, values)
             write = self._inplace_results.get(id(source)) if source is not None else None
             if write is not None:
-                scope.bound_inplace[target.value] = write
+                self.scope.bound_inplace[target.value] = write
             self._settle(source, target.value)
             self._bound_away(source)
+        elif isinstance(target, cst.Tuple | cst.List):
+            self._assign_unpacked(target, values, source)
+        elif isinstance(target, cst.Attribute):
+            self._assign_attribute(target, values, source)
+        elif isinstance(target, cst.Subscript):
+            self._assign_subscript(target, values, source)
+
+    def _assign_unpacked(
+        self,
+        target: cst.Tuple | cst.List,
+        values: list[Value],
+        source: cst.BaseExpression | None,
+    ) -> None:
+        """``a, b = ...``: element by element when the source is a known container."""
+        elements = [e.value for e in target.elements]
+        for element in elements:  # ``x, aux = helper(x)`` rebinds what the helper wrote
+            name = self._written_name(element)
+            if source is not None and name is not None:
+                self._settle(source, name)
+        sources = values[0].elements if len(values) == 1 else []
+        if values and values[0].kind is Kind.CONTAINER and len(sources) == len(elements):
+            for element, value in zip(elements, sources, strict=True):
+                self._assign(element, [value], None)
             return
-        if isinstance(target, cst.Tuple | cst.List):
-            elements = [e.value for e in target.elements]
-            for element in elements:  # ``x, aux = helper(x)`` rebinds what the helper wrote
-                name = self._written_name(element)
-                if source is not None and name is not None:
-                    self._settle(source, name)
-            sources = values[0].elements if len(values) == 1 else []
-            if values and values[0].kind is Kind.CONTAINER and len(sources) == len(elements):
-                for element, value in zip(elements, sources, strict=True):
-                    self._assign(element, [value], None)
-                return
-            indices = len(elements) == 2 and _returns_indices(source)
-            for position, element in enumerate(elements):
-                inner = element.value if isinstance(element, cst.StarredElement) else element
-                if indices and position == 1:  # integer indices: no gradient flows back
-                    sure = any(v.kind is Kind.TENSOR and v.sure for v in values)
-                    self._assign(inner, [new_value(Kind.TENSOR, grad=0, sure=sure)], None)
-                    continue
-                derived = self._unknown(inputs=values)
-                if any(v.kind is Kind.TENSOR and v.sure for v in values):
-                    derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both
-                if values and all(v.origin == "saved" for v in values):
-                    derived.origin = "saved"
-                    derived.sure = True
-                self._assign(inner, [derived], None)
+        indices = len(elements) == 2 and _returns_indices(source)
+        for position, element in enumerate(elements):
+            inner = element.value if isinstance(element, cst.StarredElement) else element
+            if indices and position == 1:  # integer indices: no gradient flows back
+                sure = any(v.kind is Kind.TENSOR and v.sure for v in values)
+                self._assign(inner, [new_value(Kind.TENSOR, grad=0, sure=sure)], None)
+                continue
+            derived = self._unknown(inputs=values)
+            if any(v.kind is Kind.TENSOR and v.sure for v in values):
+                derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both
+            if values and all(v.origin == "saved" for v in values):
+                derived.origin = "saved"
+                derived.sure = True
+            self._assign(inner, [derived], None)
+
+    def _assign_attribute(
+        self, target: cst.Attribute, values: list[Value], source: cst.BaseExpression | None
+    ) -> None:
+        """``obj.attr = ...``; ``x.data = ...`` is a hidden write, ``x.requires_grad = ...``
+        changes the tensor's grad."""
+        if target.attr.value == "data":
+            base = self._eval(target.value)
+            self._write(
+                base, target, "assignment to `.data`", hidden=True, target_node=target.value
+            )
             return
-        if isinstance(target, cst.Attribute):
-            if target.attr.value == "data":
-                base = self._eval(target.value)
-                self._write(
-                    base, target, "assignment to `.data`", hidden=True, target_node=target.value
-                )
-                return
-            if target.attr.value == "requires_grad":
-                self._set_requires_grad(target.value, source)
-                return
-            with self._meta:  # setting ``obj.attr`` does not read obj's old value
-                self._eval(target.value)
-            name = dotted_name(target)
-            scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
-            if name is not None:
-                self._bind(name, values)
-                scope.stores[name] = target
+        if target.attr.value == "requires_grad":
+            self._set_requires_grad(target.value, source)
             return
-        if isinstance(target, cst.Subscript):
-            self._settle(source, self._written_name(target))
-            with self._meta:  # storing into ``base[...]`` does not read base's old value
-                base = self._eval(target.value)
-            self._eval_slices(target)
-            key = _string_key(target)
-            now = self._next()
-            if key is not None:
-                for container in base:
-                    if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.hist:
-                        container.kind = Kind.CONTAINER
-                        container.items[key] = values
-                        container.elements.extend(values)
-                        container.added.update((v.id, now) for v in values)
-                return
-            if replaces_element(target, source):
-                for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
-                    if value.kind is Kind.TENSOR and value.origin == "arg" and not value.hist:
-                        value.kind = Kind.CONTAINER
-            if any(v.kind is Kind.CONTAINER for v in base):
-                for container in base:
-                    if container.kind is Kind.CONTAINER:
-                        container.elements.extend(values)
-                        container.added.update((v.id, now) for v in values)
-                return
-            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
-            if tensors:
-                self._use(values)
-                self._write(
-                    tensors, target, "subscript assignment", extra=values, target_node=target
-                )
+        with self._meta:  # setting ``obj.attr`` does not read obj's old value
+            self._eval(target.value)
+        name = dotted_name(target)
+        self.scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
+        if name is not None:
+            self._bind(name, values)
+            self.scope.stores[name] = target
+
+    def _assign_subscript(
+        self, target: cst.Subscript, values: list[Value], source: cst.BaseExpression | None
+    ) -> None:
+        """``base[...] = ...``: an item of a container, or a write into a tensor."""
+        self._settle(source, self._written_name(target))
+        with self._meta:  # storing into ``base[...]`` does not read base's old value
+            base = self._eval(target.value)
+        self._eval_slices(target)
+        key = _string_key(target)
+        now = self._next()
+        if key is not None:
+            for container in base:
+                if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.hist:
+                    container.kind = Kind.CONTAINER
+                    container.items[key] = values
+                    container.elements.extend(values)
+                    container.added.update((v.id, now) for v in values)
+            return
+        if replaces_element(target, source):
+            for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
+                if value.kind is Kind.TENSOR and value.origin == "arg" and not value.hist:
+                    value.kind = Kind.CONTAINER
+        if any(v.kind is Kind.CONTAINER for v in base):
+            for container in base:
+                if container.kind is Kind.CONTAINER:
+                    container.elements.extend(values)
+                    container.added.update((v.id, now) for v in values)
+            return
+        tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
+        if tensors:
+            self._use(values)
+            self._write(tensors, target, "subscript assignment", extra=values, target_node=target)
 
     def _set_requires_grad(
         self, owner: cst.BaseExpression, source: cst.BaseExpression | None

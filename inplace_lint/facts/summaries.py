@@ -101,27 +101,55 @@ def summarize(
         params = params[1:]
     if not params or not _may_write(own_nodes(func), table):
         return []
-    index_of = {name: i for i, name in enumerate(params)}
-    guarded: dict[int, str] = {}
-    found: dict[int, Mutation] = {}  # id of the write node -> the write
-    rebound: set[str] = set()
-    current: list[cst.CSTNode] = []
-    element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
-    alias_of: dict[str, str] = {}  # ``returns = r``, ``flat = r.view(-1)``: -> the parameter
+    finder = _MutationFinder(func, params, imports, table)
+    finder.run(func.body)
+    gives, returned = returns(func)
+    returned = returned | {finder.alias_of[name] for name in returned if name in finder.alias_of}
+    return sorted(
+        (
+            replace(m, returned=m.param in returned, side_effect=gives)
+            for m in finder.found.values()
+        ),
+        key=lambda m: m.index,  # stable: a parameter's writes stay in source order
+    )
 
-    def hit(name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
-        if name is not None and name in alias_of:
-            name = alias_of[name]
-        elementwise = name in element_of
+
+class _MutationFinder(Walker):
+    """One walk over a function body, noting each in-place write that reaches a parameter
+    (directly, through a loop variable over it, or through a local alias of it)."""
+
+    def __init__(
+        self, func: cst.FunctionDef, params: list[str], imports: ImportTable, table: OpTable
+    ) -> None:
+        self.func = func
+        self.imports = imports
+        self.table = table
+        self.index_of = {name: i for i, name in enumerate(params)}
+        self.guarded: dict[int, str] = {}
+        self.found: dict[int, Mutation] = {}  # id of the write node -> the write
+        self.rebound: set[str] = set()
+        self.current: list[cst.CSTNode] = []
+        self.element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
+        #: ``returns = r``, ``flat = r.view(-1)``: -> the parameter
+        self.alias_of: dict[str, str] = {}
+
+    def hit(self, name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
+        """``node`` writes in place through ``name``: a mutation if that is a parameter."""
+        if name is not None and name in self.alias_of:
+            name = self.alias_of[name]
+        elementwise = name in self.element_of
         if name is not None and elementwise:
-            name = element_of[name]
-        if name in index_of and name not in rebound and id(node) not in found and current:
-            guard = guarded.get(id(node))
-            found[id(node)] = Mutation(
+            name = self.element_of[name]
+        index_of = self.index_of
+        if name in index_of and name not in self.rebound and id(node) not in self.found:
+            if not self.current:
+                return
+            guard = self.guarded.get(id(node))
+            self.found[id(node)] = Mutation(
                 index_of[name],
                 name,
                 node,
-                current[-1],
+                self.current[-1],
                 what,
                 augmented,
                 guard,
@@ -129,107 +157,97 @@ def summarize(
                 elementwise=elementwise,
             )
 
-    class _Visitor(Walker):
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-            current.append(node)
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.current.append(node)
 
-        def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
-            current.pop()
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self.current.pop()
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.func
 
-        def visit_If(self, node: cst.If) -> None:
-            if isinstance(node.test, cst.Name) and node.test.value in index_of:
-                _mark(node.body, node.test.value, guarded)
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.test, cst.Name) and node.test.value in self.index_of:
+            _mark(node.body, node.test.value, self.guarded)
 
-        def visit_IfExp(self, node: cst.IfExp) -> None:
-            if isinstance(node.test, cst.Name) and node.test.value in index_of:
-                _mark(node.body, node.test.value, guarded)
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if isinstance(node.test, cst.Name) and node.test.value in self.index_of:
+            _mark(node.body, node.test.value, self.guarded)
 
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
-        def visit_Call(self, node: cst.Call) -> None:
-            func_node = node.func
-            if isinstance(func_node, cst.Attribute) and table.is_inplace_method(
-                func_node.attr.value
-            ):
-                hit(_root(func_node.value, table), node, f"`.{func_node.attr.value}()`")
-                return
-            qualified = imports.qualify(func_node) or ""
-            if not qualified.startswith("torch") or qualified.startswith("torch.nn.utils."):
-                return
-            if not node.args:
-                return
-            first = node.args[0].value
-            inplace_kw = any(
-                a.keyword is not None
-                and a.keyword.value == "inplace"
-                and isinstance(a.value, cst.Name)
-                and a.value.value == "True"
-                for a in node.args
-            )
-            short = qualified.rsplit(".", 1)[-1]
-            if inplace_kw or (short.endswith("_") and not short.endswith("__")):
-                hit(_root(first, table), node, f"`{short}()`")
-            for arg in node.args:
-                if arg.keyword is not None and arg.keyword.value == "out":
-                    hit(_root(arg.value, table), node, f"`{short}(..., out=)`")
+    def visit_Call(self, node: cst.Call) -> None:
+        table = self.table
+        func_node = node.func
+        if isinstance(func_node, cst.Attribute) and table.is_inplace_method(func_node.attr.value):
+            self.hit(_root(func_node.value, table), node, f"`.{func_node.attr.value}()`")
+            return
+        qualified = self.imports.qualify(func_node) or ""
+        if not qualified.startswith("torch") or qualified.startswith("torch.nn.utils."):
+            return
+        if not node.args:
+            return
+        first = node.args[0].value
+        inplace_kw = any(
+            a.keyword is not None
+            and a.keyword.value == "inplace"
+            and isinstance(a.value, cst.Name)
+            and a.value.value == "True"
+            for a in node.args
+        )
+        short = qualified.rsplit(".", 1)[-1]
+        if inplace_kw or (short.endswith("_") and not short.endswith("__")):
+            self.hit(_root(first, table), node, f"`{short}()`")
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "out":
+                self.hit(_root(arg.value, table), node, f"`{short}(..., out=)`")
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            target = node.target
-            if isinstance(target, cst.Name):
-                hit(target.value, node, "augmented assignment", augmented=True)
-            else:
-                hit(_root(target, table), node, "augmented assignment on a slice")
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Name):
+            self.hit(target.value, node, "augmented assignment", augmented=True)
+        else:
+            self.hit(_root(target, self.table), node, "augmented assignment on a slice")
 
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                sub = target.target
-                if (
-                    isinstance(sub, cst.Subscript)
-                    and not _keyed(sub)
-                    and not replaces_element(sub, node.value)  # a list element replaced
-                ):
-                    hit(_root(sub, table), node, "subscript assignment")
-
-        def leave_Assign(self, original_node: cst.Assign) -> None:
-            for target in original_node.targets:
-                name = target.target
-                if isinstance(name, cst.Name) and name.value not in index_of:
-                    param = _aliased_param(original_node.value, table)
-                    param = alias_of.get(param, param) if param is not None else None
-                    if param in index_of and param not in rebound:
-                        alias_of[name.value] = param
-                    else:
-                        alias_of.pop(name.value, None)
-                _collect_names(target.target, rebound)
-
-        def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
-            _collect_names(original_node.target, rebound)
-
-        def visit_For(self, node: cst.For) -> None:
-            _collect_names(node.target, rebound)
-            iterated = node.iter
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            sub = target.target
             if (
-                isinstance(iterated, cst.Name)
-                and iterated.value in index_of
-                and iterated.value not in rebound
-                and isinstance(node.target, cst.Name)
+                isinstance(sub, cst.Subscript)
+                and not _keyed(sub)
+                and not replaces_element(sub, node.value)  # a list element replaced
             ):
-                element_of[node.target.value] = iterated.value
+                self.hit(_root(sub, self.table), node, "subscript assignment")
 
-    _Visitor().run(func.body)
-    gives, returned = returns(func)
-    returned = returned | {alias_of[name] for name in returned if name in alias_of}
-    return sorted(
-        (replace(m, returned=m.param in returned, side_effect=gives) for m in found.values()),
-        key=lambda m: m.index,  # stable: a parameter's writes stay in source order
-    )
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for target in original_node.targets:
+            name = target.target
+            if isinstance(name, cst.Name) and name.value not in self.index_of:
+                param = _aliased_param(original_node.value, self.table)
+                param = self.alias_of.get(param, param) if param is not None else None
+                if param in self.index_of and param not in self.rebound:
+                    self.alias_of[name.value] = param
+                else:
+                    self.alias_of.pop(name.value, None)
+            _collect_names(target.target, self.rebound)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        _collect_names(original_node.target, self.rebound)
+
+    def visit_For(self, node: cst.For) -> None:
+        _collect_names(node.target, self.rebound)
+        iterated = node.iter
+        if (
+            isinstance(iterated, cst.Name)
+            and iterated.value in self.index_of
+            and iterated.value not in self.rebound
+            and isinstance(node.target, cst.Name)
+        ):
+            self.element_of[node.target.value] = iterated.value
 
 
 _DESTINATION = re.compile(

@@ -187,7 +187,32 @@ class TorchSemantics(AnalyzerBase):
             result.hist.add(record)
 
     def _torch_call(self, qualified: str, node: cst.Call) -> list[Value]:
-        table = self.table
+        """A call of a ``torch`` function or class: autograd entry points, optimizers,
+        parameters, init functions and modules first, then ops from the table."""
+        special = self._torch_api_call(qualified, node)
+        if special is not None:
+            return special
+        spec = self.resolver.spec(node)
+        if spec is not None:
+            self._args(node)
+            return [new_value(Kind.MODULE, module=spec)]
+        args = self._args(node)
+        if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
+            clamped = args[0][2] if args and not args[0][0] else []
+            self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]), clamped)
+        if qualified in self.table.factory_functions or qualified in _FACTORY_FALLBACK:
+            requires = any(
+                kw == "requires_grad" and literal_bool(arg.value) is True for kw, arg, _ in args
+            )
+            value = new_value(Kind.TENSOR, grad=2 if requires else 0, leaf=requires)
+            value.group.leaf = requires
+            value.blank = qualified.rsplit(".", 1)[-1] in _BLANK_FACTORIES
+            return [value]
+        return self._torch_op(qualified, node, args)
+
+    def _torch_api_call(self, qualified: str, node: cst.Call) -> list[Value] | None:
+        """Torch calls that are not tensor ops: checkpointing, autograd, metadata helpers,
+        optimizers, ``nn.Parameter`` and ``nn.init``; None for anything else."""
         if qualified in _CHECKPOINT:
             return self._checkpoint_call(node)
         if qualified in ("torch.autograd.grad",):
@@ -227,56 +252,27 @@ class TorchSemantics(AnalyzerBase):
                     target_node=node.args[0].value,
                 )
             return [args[0][2][0]] if args and args[0][2] else [new_value(Kind.OTHER)]
-        spec = self.resolver.spec(node)
-        if spec is not None:
-            self._args(node)
-            return [new_value(Kind.MODULE, module=spec)]
-        args = self._args(node)
-        if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
-            clamped = args[0][2] if args and not args[0][0] else []
-            self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]), clamped)
-        if qualified in table.factory_functions or qualified in _FACTORY_FALLBACK:
-            requires = any(
-                kw == "requires_grad" and literal_bool(arg.value) is True for kw, arg, _ in args
-            )
-            value = new_value(Kind.TENSOR, grad=2 if requires else 0, leaf=requires)
-            value.group.leaf = requires
-            value.blank = qualified.rsplit(".", 1)[-1] in _BLANK_FACTORIES
-            return [value]
-        info = table.functions.get(qualified)
+        return None
+
+    def _torch_op(
+        self, qualified: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> list[Value]:
+        """A torch function from the op table: an in-place call, an ``out=`` write, a view,
+        or an op whose result depends on (and may save) its inputs."""
+        info = self.table.functions.get(qualified)
         positional = [values for kw, _, values in args if not kw]
         first = positional[0] if positional else []
-        out_values = [v for kw, _, vs in args if kw == "out" for v in vs]
-        inplace_mode = False
-        if info is not None and info.inplace_index is not None:
-            for kw, arg, _ in args:
-                if kw == "inplace":
-                    inplace_mode = literal_bool(arg.value) is True
-            if len(positional) > info.inplace_index and not inplace_mode:
-                flag_arg = [a for kw, a, _ in args if not kw][info.inplace_index]
-                inplace_mode = literal_bool(flag_arg.value) is True
+        inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
+        self._use(inputs)
+        inplace_mode = _inplace_mode(info, args)
         name_inplace = (
             qualified.rsplit(".", 1)[1].endswith("_")
             and not qualified.endswith("__")
             and not qualified.startswith("torch.nn.utils.")  # clip_grad_norm_ writes .grad
         )
-        inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
-        self._use(inputs)
         if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
-            tensors = [v for v in first if v.kind is Kind.TENSOR]
-            for value in tensors:
-                value.sure = True
-            label = (
-                f"`{_short(qualified)}(..., inplace=True)`"
-                if inplace_mode
-                else (f"`{_short(qualified)}()`")
-            )
-            write = self._write(tensors, node, label, extra=inputs, target_node=node.args[0].value)
-            if info is not None and write is not None:
-                self._record_saves(info, self._bind_args(info, None, args), tensors, node, label)
-            if write is not None:
-                self._inplace_results[id(node)] = write
-            return tensors
+            return self._torch_inplace(qualified, node, args, info, inplace_mode, inputs)
+        out_values = [v for kw, _, vs in args if kw == "out" for v in vs]
         if out_values:
             out_node = next(arg.value for kw, arg, _ in args if kw == "out")
             write = self._write(
@@ -291,7 +287,7 @@ class TorchSemantics(AnalyzerBase):
             return out_values
         if info is not None and info.view and first:
             return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
-        if qualified in table.view_functions and first:
+        if qualified in self.table.view_functions and first:
             return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
         if qualified in ("torch.autograd.Variable",) and first:
             return first
@@ -310,6 +306,32 @@ class TorchSemantics(AnalyzerBase):
                 patched, self._bind_args(info, None, args), [result], node, _short(qualified)
             )
         return [result]
+
+    def _torch_inplace(
+        self,
+        qualified: str,
+        node: cst.Call,
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        info: OpInfo | None,
+        inplace_mode: bool,
+        inputs: list[Value],
+    ) -> list[Value]:
+        """``torch.relu_(x)``, ``F.relu(x, inplace=True)``: a write to the first argument."""
+        positional = [values for kw, _, values in args if not kw]
+        tensors = [v for v in positional[0] if v.kind is Kind.TENSOR]
+        for value in tensors:
+            value.sure = True
+        label = (
+            f"`{_short(qualified)}(..., inplace=True)`"
+            if inplace_mode
+            else (f"`{_short(qualified)}()`")
+        )
+        write = self._write(tensors, node, label, extra=inputs, target_node=node.args[0].value)
+        if info is not None and write is not None:
+            self._record_saves(info, self._bind_args(info, None, args), tensors, node, label)
+        if write is not None:
+            self._inplace_results[id(node)] = write
+        return tensors
 
     def _param_groups(self, args: list[tuple[str, cst.Arg, list[Value]]]) -> list[Value]:
         found: list[Value] = []
@@ -375,3 +397,18 @@ class TorchSemantics(AnalyzerBase):
                         )
                     )
                 previous = element
+
+
+def _inplace_mode(info: OpInfo | None, args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
+    """Whether a call of an op with an ``inplace`` argument passes ``inplace=True``
+    (by keyword, or at the op's position for that flag)."""
+    if info is None or info.inplace_index is None:
+        return False
+    inplace_mode = False
+    for kw, arg, _ in args:
+        if kw == "inplace":
+            inplace_mode = literal_bool(arg.value) is True
+    positional = [arg for kw, arg, _ in args if not kw]
+    if len(positional) > info.inplace_index and not inplace_mode:
+        inplace_mode = literal_bool(positional[info.inplace_index].value) is True
+    return inplace_mode

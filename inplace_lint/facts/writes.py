@@ -53,7 +53,6 @@ class Writes(AnalyzerBase):
         if not tensors:
             return None
         hidden = hidden or all(v.via_data for v in tensors)
-        via_detach = any(v.via_detach for v in tensors)
         target = self._text(target_node) if target_node is not None else ""
         if target_node is not None and isinstance(target_node, cst.Subscript):
             target = self._text(target_node.value)
@@ -64,7 +63,7 @@ class Writes(AnalyzerBase):
             target=target,
             seq=self._next(),
             hidden=hidden,
-            via_detach=via_detach,
+            via_detach=any(v.via_detach for v in tensors),
             no_grad=scope.no_grad or no_grad,
             related=related,
             via_call=via_call,
@@ -73,14 +72,40 @@ class Writes(AnalyzerBase):
             path=tuple(self._path),
             shape_only=values_kept,
         )
-        groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
         written_name = self._written_name(target_node)
-        tags = scope.arms.get(written_name, {}) if written_name is not None else {}
+        group_ids = self._bump_versions(write, tensors, written_name, extra)
+        pending = _Pending(group_ids, write, write.seq, written_name, tensors)
+        if self._loops:
+            pending.loops = tuple(frame.key for frame in self._loops)
+            pending.target_node = target_node
+        if via_call is not None:
+            self._pending_call_write(pending, tensors, via_call, returned, side_effect)
+            return write
+        if isinstance(node, cst.Call) and written_name is not None:
+            write.elsewhere = True
+            scope.pending_by_node[id(node)] = [pending]
+        if not self._meant_to_share(pending, tensors):
+            scope.stale.append(pending)
+            self._note_stored(pending)
+        self._classify_write(write, tensors, group_ids, optimizer or no_grad)
+        return write
+
+    def _bump_versions(
+        self,
+        write: Write,
+        tensors: list[Value],
+        written_name: str | None,
+        extra: list[Value] | None,
+    ) -> frozenset[int]:
+        """Move the version counter (or, for a hidden write, the hidden counter) of every
+        storage group written; the written values now depend on what ``extra`` saved."""
+        groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
+        tags = self.scope.arms.get(written_name, {}) if written_name is not None else {}
         for value in tensors:
             if value.id in tags:  # the name holds this tensor only on some arms
                 value.group.write_paths[id(write)] = write.path + tags[value.id]
         for group in groups.values():
-            if hidden:
+            if write.hidden:
                 group.hidden += 1
                 group.hidden_writes.append((group.hidden, write))
             else:
@@ -91,29 +116,38 @@ class Writes(AnalyzerBase):
                 for other in extra:
                     value.hist |= other.hist
         write.name = written_name
-        group_ids = frozenset(groups)
-        pending = _Pending(group_ids, write, write.seq, written_name, tensors)
-        if self._loops:
-            pending.loops = tuple(frame.key for frame in self._loops)
-            pending.target_node = target_node
-        if via_call is not None:
-            # A helper that is in place by contract surprises only a caller that uses its
-            # result as a new tensor; any other helper surprises every later read.
-            write.elsewhere = returned or side_effect
-            if returned:
-                scope.pending_by_node.setdefault(id(via_call), []).append(pending)
-            # A procedure (it returns nothing) is called to change the tensor: reads through
-            # the name passed want the new value, reads through other aliases see a surprise.
-            scope.stale.append(pending)
-            if not scope.ctx.role.startswith("fn_"):
-                self._note_arg_write(write, tensors)  # our own caller's tensor changes too
-            return write
-        if isinstance(node, cst.Call) and written_name is not None:
-            write.elsewhere = True
-            scope.pending_by_node[id(node)] = [pending]
+        return frozenset(groups)
+
+    def _pending_call_write(
+        self,
+        pending: _Pending,
+        tensors: list[Value],
+        via_call: cst.CSTNode,
+        returned: bool,
+        side_effect: bool,
+    ) -> None:
+        """A same-file helper wrote the caller's tensor (``write.via_call``)."""
+        scope = self.scope
+        write = pending.write
+        # A helper that is in place by contract surprises only a caller that uses its
+        # result as a new tensor; any other helper surprises every later read.
+        write.elsewhere = returned or side_effect
+        if returned:
+            scope.pending_by_node.setdefault(id(via_call), []).append(pending)
+        # A procedure (it returns nothing) is called to change the tensor: reads through
+        # the name passed want the new value, reads through other aliases see a surprise.
+        scope.stale.append(pending)
+        if not scope.ctx.role.startswith("fn_"):
+            self._note_arg_write(write, tensors)  # our own caller's tensor changes too
+
+    def _meant_to_share(self, pending: _Pending, tensors: list[Value]) -> bool:
+        """The sharing policy: a write whose new value every alias is meant to see (so no
+        later read of an alias is stale)."""
+        scope = self.scope
+        write, written_name = pending.write, pending.written_name
         meant_to_share = (
-            hidden
-            or values_kept  # ``squeeze_()``: a new shape, the same values
+            write.hidden
+            or write.shape_only  # ``squeeze_()``: a new shape, the same values
             # under no_grad, writes through attributes are state updates (buffers, EMA);
             # a local tensor read again through an alias is stale with or without autograd
             or (
@@ -127,11 +161,7 @@ class Writes(AnalyzerBase):
         pending.through_view = all(v.view for v in tensors)
         if pending.through_view and not write.elsewhere:
             meant_to_share = True
-        if not meant_to_share:
-            scope.stale.append(pending)
-            self._note_stored(pending)
-        self._classify_write(write, tensors, group_ids, optimizer or no_grad)
-        return write
+        return meant_to_share
 
     def _note_stored(self, pending: _Pending) -> None:
         """The written tensor was stored in ``self.attr`` earlier in this method: the object
