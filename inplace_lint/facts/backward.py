@@ -10,6 +10,7 @@ from inplace_lint.facts import events as ev
 from inplace_lint.facts.classes import (
     literal_bool,
 )
+from inplace_lint.facts.ledger import overwritten
 from inplace_lint.facts.model import Kind, SaveRecord, Value, Write, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.state import AnalyzerBase
@@ -162,16 +163,7 @@ class Backward(AnalyzerBase):
         records: set[SaveRecord] = set()
         for value in values:
             records |= value.hist
-        for record in sorted(records, key=lambda r: r.id):
-            if record.id in scope.consumed:
-                continue
-            group = record.group
-            write = None
-            if group.version > record.version:
-                write = group.first_write_after(record.version, record.path)
-            if write is None and group.hidden > record.hidden:
-                write = group.first_hidden_after(record.hidden, record.path)
-            if write is not None:
-                self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
+        for write, record in overwritten(records, scope.consumed):
+            self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
         if not retain and node is not None:
             scope.consumed |= {r.id for r in records}

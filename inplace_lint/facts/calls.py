@@ -9,11 +9,12 @@ import re
 import libcst as cst
 
 from inplace_lint.facts import events as ev
+from inplace_lint.facts import ledger
 from inplace_lint.facts.heuristics import (
     _model_matches,
     _optimizer_hint,
 )
-from inplace_lint.facts.model import Group, Kind, ModuleSpec, SaveRecord, Value, new_value
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _METADATA_CALLS,
@@ -456,15 +457,13 @@ class Calls(AnalyzerBase):
             op = f"{saved_by} in {spec.user_class}.forward"
             self._save(result, op, node, "result", [result])
         if spec.has_parameters:
-            record = SaveRecord(
-                group=owner.group,
-                version=owner.group.version,
-                hidden=owner.group.hidden,
-                op=f"the forward pass of `{callee}`",
-                node=node,
-                role="parameters",
-                tensor=f"{callee}'s parameters",
-                path=tuple(self._path),
+            record = ledger.save(
+                owner.group,
+                f"the forward pass of `{callee}`",
+                node,
+                "parameters",
+                f"{callee}'s parameters",
+                tuple(self._path),
             )
             result.hist.add(record)
         return [result]

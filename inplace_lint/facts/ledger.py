@@ -1,35 +1,164 @@
-"""The autograd ledger's bookkeeping of in-place writes waiting to be judged.
+"""The autograd ledger: storage groups, version counters, saves, pending writes, backward points.
 
-A :class:`Pending` is one write whose old value a later read may still want (a stale read) or
-whose hidden change a later read may use (a `.data` write). The ledger knows storage groups and
-sequence numbers, not syntax: the nodes it carries are opaque handles for the rules to place.
+What autograd itself keeps track of, modelled without any syntax: a storage :class:`Group` has
+a version counter that every visible in-place write moves (and a hidden counter for writes
+through ``.data``, which autograd cannot see); an op that saves a tensor for backward leaves a
+:class:`SaveRecord` of the group and its version; a backward point (:func:`overwritten`)
+finds the records whose group moved since they were saved, on a path that can run after the
+save. A :class:`Pending` is a write whose old value a later read may still want.
+
+The ledger never imports libcst. The nodes it carries (where a write or a save happened) are
+opaque handles that the interpreter passes in and the rules place; a write is anything with a
+``path`` (the branch arms it sits in).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-import libcst as cst
+_ids = itertools.count(1)
 
-from inplace_lint.facts.model import Value, Write
+
+def next_id() -> int:
+    """A fresh identity for a group, a save record or an abstract value (one sequence)."""
+    return next(_ids)
+
+
+#: (branch, arm) pairs: the arms of enclosing branches a program point sits in.
+Path = tuple[tuple[int, int], ...]
+
+
+def compatible(a: Path, b: Path) -> bool:
+    """False when two program points sit in different arms of the same branch."""
+    arms = dict(a)
+    return all(arms.get(branch, arm) == arm for branch, arm in b)
+
+
+class LedgerWrite(Protocol):
+    """What the ledger needs of a write: the path it runs on, and whether its in-place result
+    is used as a new tensor elsewhere."""
+
+    path: Path
+    elsewhere: bool
+
+
+class Held(Protocol):
+    """What the ledger needs of a value a pending write wrote."""
+
+    id: int
+    soft_of: int | None
+
+
+@dataclass(eq=False)
+class Group:
+    """Tensors sharing one storage and one version counter (a base and its views)."""
+
+    name: str
+    version: int = 0
+    hidden: int = 0
+    leaf: bool = False  # a leaf that requires grad lives here
+    writes: list[tuple[int, Any]] = field(default_factory=list)
+    hidden_writes: list[tuple[int, Any]] = field(default_factory=list)
+    #: write id -> the path on which the write reaches this group, where it is narrower than
+    #: the write's own (the name held this group only after one arm of an earlier branch)
+    write_paths: dict[int, Path] = field(default_factory=dict)
+    id: int = field(default_factory=next_id)
+
+    def bump(self, write: LedgerWrite, hidden: bool) -> None:
+        """``write`` changed this storage: move the version counter autograd checks, or for
+        a write hidden from autograd (through ``.data``) only the hidden one."""
+        if hidden:
+            self.hidden += 1
+            self.hidden_writes.append((self.hidden, write))
+        else:
+            self.version += 1
+            self.writes.append((self.version, write))
+
+    def first_write_after(self, version: int, path: Path = ()) -> Any:
+        """The first write after ``version`` that can run on the same path as ``path``."""
+        for after, write in self.writes:
+            if after > version and compatible(path, self.write_paths.get(id(write), write.path)):
+                return write
+        return None
+
+    def first_hidden_after(self, hidden: int, path: Path = ()) -> Any:
+        """Likewise for writes hidden from autograd."""
+        for after, write in self.hidden_writes:
+            if after > hidden and compatible(path, self.write_paths.get(id(write), write.path)):
+                return write
+        return None
+
+
+@dataclass(eq=False)
+class SaveRecord:
+    """An op saved the tensor in ``group`` (at ``version``) for its backward."""
+
+    group: Group
+    version: int
+    hidden: int
+    op: str
+    node: Any  # where it was saved: an opaque handle for the rules
+    role: str  # "input", "result" or "parameters"
+    tensor: str
+    path: Path = ()
+    id: int = field(default_factory=next_id)
+
+
+def save(group: Group, op: str, node: Any, role: str, tensor: str, path: Path) -> SaveRecord:
+    """Record that ``op`` saved ``group`` as it is now (its current versions)."""
+    return SaveRecord(
+        group=group,
+        version=group.version,
+        hidden=group.hidden,
+        op=op,
+        node=node,
+        role=role,
+        tensor=tensor,
+        path=path,
+    )
+
+
+def overwritten(
+    records: Iterable[SaveRecord], consumed: set[int]
+) -> Iterator[tuple[Any, SaveRecord]]:
+    """A backward point over a graph that depends on ``records``: each record (in the order
+    they were made) whose storage was written since the save, with the first such write.
+    Records in ``consumed`` (their graph was already differentiated and freed) are skipped."""
+    for record in sorted(records, key=lambda r: r.id):
+        if record.id in consumed:
+            continue
+        group = record.group
+        write = None
+        if group.version > record.version:
+            write = group.first_write_after(record.version, record.path)
+        if write is None and group.hidden > record.hidden:
+            write = group.first_hidden_after(record.hidden, record.path)
+        if write is not None:
+            yield write, record
 
 
 @dataclass
 class Pending:
+    """A write whose old value a later read may still want (a stale read), or whose hidden
+    change a later read may use."""
+
     groups: frozenset[int]
-    write: Write
+    write: Any
     seq: int
     written_name: str | None
-    written: list[Value] = field(default_factory=list)
+    written: list[Any] = field(default_factory=list)
     done: bool = False
     #: the loops the write sits in (innermost last) and the index it writes at, if any
     loops: tuple[int, ...] = ()
-    target_node: cst.CSTNode | None = None
+    target_node: Any = None
     #: written through a view: stale only once the in-place result is bound to another name
     through_view: bool = False
     bound_away: bool = False
 
-    def soft_alias(self, value: Value) -> bool:
+    def soft_alias(self, value: Held) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""
         if any(value is w for w in self.written):
             return False  # the very tensor that was written, not a maybe-copy of it
@@ -40,4 +169,4 @@ class Pending:
 
     @property
     def bound_elsewhere(self) -> bool:
-        return self.write.elsewhere
+        return bool(self.write.elsewhere)

@@ -1,21 +1,29 @@
-"""The abstract values the dataflow pass tracks: storage groups, values and save records."""
+"""The abstract values the dataflow pass tracks: values, writes and module specs.
+
+Storage groups and save records belong to the ledger (:mod:`inplace_lint.facts.ledger`) and
+are re-exported here for the rooms that build values.
+"""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from enum import Enum
 
 import libcst as cst
 
-_ids = itertools.count(1)
-Path = tuple[tuple[int, int], ...]
+from inplace_lint.facts.ledger import Group, Path, SaveRecord, compatible, next_id
 
-
-def compatible(a: Path, b: Path) -> bool:
-    """False when two program points sit in different arms of the same branch."""
-    arms = dict(a)
-    return all(arms.get(branch, arm) == arm for branch, arm in b)
+__all__ = [
+    "Group",
+    "Kind",
+    "ModuleSpec",
+    "Path",
+    "SaveRecord",
+    "Value",
+    "Write",
+    "compatible",
+    "new_value",
+]
 
 
 class Kind(Enum):
@@ -63,50 +71,6 @@ class Write:
             if isinstance(small, cst.Assign) and any(t.target is self.node for t in small.targets):
                 return small
         return None
-
-
-@dataclass(eq=False)
-class Group:
-    """Tensors sharing one storage and one version counter (a base and its views)."""
-
-    name: str
-    version: int = 0
-    hidden: int = 0
-    leaf: bool = False  # a leaf that requires grad lives here
-    writes: list[tuple[int, Write]] = field(default_factory=list)
-    hidden_writes: list[tuple[int, Write]] = field(default_factory=list)
-    #: write id -> the path on which the write reaches this group, where it is narrower than
-    #: the write's own (the name held this group only after one arm of an earlier branch)
-    write_paths: dict[int, Path] = field(default_factory=dict)
-    id: int = field(default_factory=lambda: next(_ids))
-
-    def first_write_after(self, version: int, path: Path = ()) -> Write | None:
-        """The first write after ``version`` that can run on the same path as ``path``."""
-        for after, write in self.writes:
-            if after > version and compatible(path, self.write_paths.get(id(write), write.path)):
-                return write
-        return None
-
-    def first_hidden_after(self, hidden: int, path: Path = ()) -> Write | None:
-        for after, write in self.hidden_writes:
-            if after > hidden and compatible(path, self.write_paths.get(id(write), write.path)):
-                return write
-        return None
-
-
-@dataclass(eq=False)
-class SaveRecord:
-    """An op saved the tensor in ``group`` (at ``version``) for its backward."""
-
-    group: Group
-    version: int
-    hidden: int
-    op: str
-    node: cst.CSTNode
-    role: str  # "input", "result" or "parameters"
-    tensor: str
-    path: tuple[tuple[int, int], ...] = ()
-    id: int = field(default_factory=lambda: next(_ids))
 
 
 @dataclass(eq=False)
@@ -159,7 +123,7 @@ class Value:
     #: differentiating against this tensor is wrong: (the in-place write, why), set on what a
     #: forward returned after rebinding it to an in-place result
     grad_hazard: tuple[Write, str] | None = None
-    id: int = field(default_factory=lambda: next(_ids))
+    id: int = field(default_factory=next_id)
 
     @property
     def is_tensor(self) -> bool:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts import events as ev
+from inplace_lint.facts import ledger
 from inplace_lint.facts.classes import (
     global_pool,
     literal_bool,
 )
-from inplace_lint.facts.model import Kind, ModuleSpec, SaveRecord, Value, new_value
+from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
     _CHECKPOINT,
@@ -173,16 +174,8 @@ class TorchSemantics(AnalyzerBase):
         """
         if value.soft_of is not None:
             return
-        record = SaveRecord(
-            group=value.group,
-            version=value.group.version,
-            hidden=value.group.hidden,
-            op=op,
-            node=node,
-            role=role,
-            tensor=value.group.name or value.arg_name,
-            path=tuple(self._path),
-        )
+        tensor = value.group.name or value.arg_name
+        record = ledger.save(value.group, op, node, role, tensor, tuple(self._path))
         for result in into:
             result.hist.add(record)
 

@@ -105,12 +105,7 @@ class Writes(AnalyzerBase):
             if value.id in tags:  # the name holds this tensor only on some arms
                 value.group.write_paths[id(write)] = write.path + tags[value.id]
         for group in groups.values():
-            if write.hidden:
-                group.hidden += 1
-                group.hidden_writes.append((group.hidden, write))
-            else:
-                group.version += 1
-                group.writes.append((group.version, write))
+            group.bump(write, write.hidden)
         for value in tensors:
             if extra:
                 for other in extra:
