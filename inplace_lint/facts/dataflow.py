@@ -24,8 +24,9 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.expressions import Expressions
 from inplace_lint.facts.heuristics import (
-    _EXEMPT_DATA_WORDS,
     _inplace_flag,
+    init_like_name,
+    state_update_name,
 )
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind
@@ -151,10 +152,7 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
                 ctx.no_grad = True
         if self.call_modes.get(name) == {False}:
             ctx.no_grad = True  # every call in this file runs it with grad off
-        lowered = name.lower()
-        ctx.state_update = any(word in lowered for word in _EXEMPT_DATA_WORDS) or (
-            cls is not None and cls.is_optimizer
-        )
+        ctx.state_update = state_update_name(name) or (cls is not None and cls.is_optimizer)
         ctx.exempt_data = ctx.no_grad or ctx.state_update
         param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
         if name.endswith("_") and not name.endswith("__"):
@@ -163,7 +161,7 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
             ctx.exempt_args = "it takes an `inplace` flag"
         elif ctx.no_grad:
             ctx.exempt_args = "it runs under no_grad"
-        elif "init" in lowered or "reset" in lowered:
+        elif init_like_name(name):
             ctx.exempt_args = "it initialises tensors"
         return ctx
 

@@ -7,20 +7,25 @@ its autograd node (which of two returned tensors holds integer indices).
 
 from __future__ import annotations
 
+#: Grad modes: context managers and decorators, not ops; the generator probes ops only.
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
 
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 
 
+#: Checkpointing re-runs a function in backward: Python-level control flow, not an op.
 _CHECKPOINT = frozenset(
     {"torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"}
 )
 
 
+#: Python builtins that look at a value without reading its data (no stale read).
 _METADATA_CALLS = frozenset({"len", "isinstance", "type", "id", "print", "repr", "str", "hash"})
 
 
+#: ``torch`` names (prefixes) that neither take nor give tensor data: configuration,
+#: devices, I/O and sub-packages the generator does not probe.
 _NON_TENSOR_TORCH = (
     "torch.is_tensor", "torch.device", "torch.Size", "torch.finfo", "torch.iinfo",
     "torch.get_default_dtype", "torch.manual_seed", "torch.set_grad_enabled", "torch.cuda.",
@@ -30,6 +35,9 @@ _NON_TENSOR_TORCH = (
 )  # fmt: skip
 
 
+#: Tensor constructors. The generated ``factory_functions`` list comes from the table;
+#: these are kept as well because some (``torch.Tensor``, ``torch.FloatTensor``,
+#: ``torch.from_numpy``) are classes or numpy bridges the generator does not call.
 _FACTORY_FALLBACK = frozenset(
     {
         "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randn", "torch.rand",
@@ -43,28 +51,34 @@ _FACTORY_FALLBACK = frozenset(
 )  # fmt: skip
 
 
+#: The in-place method an augmented assignment calls on a tensor (Python's data model
+#: maps ``+=`` to ``__iadd__``, which torch implements as ``add_``).
 _AUG_METHOD = {"+=": "add_", "-=": "sub_", "*=": "mul_", "/=": "div_", "**=": "pow_"}
 
 
 #: In-place methods that change a tensor's shape but not its values (the version still moves).
+#: The table records that they write, not that the values survive.
 _SHAPE_ONLY = frozenset(
     {"squeeze_", "unsqueeze_", "transpose_", "t_", "swapdims_", "swapaxes_", "as_strided_"}
 )
 
 
-#: Ops that keep an input only to compute the gradient of the other operand.
+#: Ops that keep an input only to compute the gradient of the other operand. The table says
+#: which inputs are saved, not for whose gradient.
 _SAVES_INPUT_FOR_OTHER = frozenset(
     {"mul", "mul_", "multiply", "div", "div_", "divide", "true_divide", "__mul__", "__truediv__"}
 )
 
 
 #: Ops whose two results are (values, integer indices) when unpacked: ``v, i = x.topk(k)``.
+#: The table records saves, not the dtype of each returned tensor.
 _VALUES_AND_INDICES = frozenset(
     {"topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
 )
 
 
-#: factories whose result is a buffer to fill in (not data): a helper writing it is expected
+#: Factories whose result is a buffer to fill in (not data): a helper writing it is expected.
+#: A fact about how the result is used, which no autograd probe can show.
 _BLANK_FACTORIES = frozenset(
     {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
 )
