@@ -86,8 +86,9 @@ def validate(paths: list[str]) -> int:
 
 
 def score(paths: list[str]) -> int:
+    """Lint every case; print a verdict per file, then file-level and finding-level figures."""
     codes = frozenset(rule.code for rule in all_rules()) - {"IPL008"}
-    hazards = hits = extra = safe = clean = 0
+    tally = _Tally()
     for path in _files(paths):
         source = path.read_text(encoding="utf-8")
         if not source.startswith("# label:"):
@@ -97,23 +98,51 @@ def score(paths: list[str]) -> int:
             (f.line, f.code)
             for f in lint_source(source, str(path), codes | {code for _, code in expected})
         }
-        if expected:
-            hazards += 1
-            hit = expected <= got
-            hits += hit
-            extra += bool(got - expected)
-            print(
-                f"{'HIT ' if hit else 'MISS'} {path} expected={sorted(expected)} got={sorted(got)}"
-            )
-        else:
-            safe += 1
-            clean += not got
-            print(f"{'OK  ' if not got else 'FLAG'} {path} got={sorted(got)}")
-    print(
-        f"hazards found on their marked lines: {hits}/{hazards}; safe files clean: {clean}/{safe}; "
-        f"hazard files with unmarked findings: {extra}"
-    )
+        print(tally.add(path, expected, got))
+    print(tally.summary())
     return 0
+
+
+class _Tally:
+    """Counts for :func:`score`: files, markers and findings."""
+
+    def __init__(self) -> None:
+        self.hazards = self.hits = self.extra = self.safe = self.clean = 0
+        self.markers = self.found_markers = self.found_lines = 0
+        self.findings = self.true_findings = self.true_line_findings = 0
+
+    def add(self, path: Path, expected: set[tuple[int, str]], got: set[tuple[int, str]]) -> str:
+        """Count one case; its verdict line."""
+        lines = {line for line, _ in expected}
+        self.markers += len(expected)
+        self.found_markers += len(expected & got)
+        self.found_lines += sum(any(g[0] == line for g in got) for line, _ in expected)
+        self.findings += len(got)
+        self.true_findings += len(got & expected)
+        self.true_line_findings += sum(line in lines for line, _ in got)
+        if not expected:
+            self.safe += 1
+            self.clean += not got
+            return f"{'OK  ' if not got else 'FLAG'} {path} got={sorted(got)}"
+        self.hazards += 1
+        hit = expected <= got
+        self.hits += hit
+        self.extra += bool(got - expected)
+        return f"{'HIT ' if hit else 'MISS'} {path} expected={sorted(expected)} got={sorted(got)}"
+
+    def summary(self) -> str:
+        def ratio(a: int, b: int) -> str:
+            return f"{a / b:.2f}" if b else "n/a"
+
+        return (
+            f"hazards found on their marked lines: {self.hits}/{self.hazards}; safe files clean: "
+            f"{self.clean}/{self.safe}; hazard files with unmarked findings: {self.extra}\n"
+            f"markers: {self.markers}; recall (line and code) "
+            f"{ratio(self.found_markers, self.markers)}, (line, any code) "
+            f"{ratio(self.found_lines, self.markers)}; findings: {self.findings}; precision "
+            f"(line and code) {ratio(self.true_findings, self.findings)}, (marked line, any "
+            f"code) {ratio(self.true_line_findings, self.findings)}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
