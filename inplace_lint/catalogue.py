@@ -1,10 +1,45 @@
-"""Access to the rule pages in ``rules/`` (shipped in the wheel as ``inplace_lint/_rules``)."""
+"""What reports say about a code: its rule's name, severity and summary, and its rule page.
+
+The rule pages live in ``rules/`` (shipped in the wheel as ``inplace_lint/_rules``). Every
+setting of a rule is a field of its ``Rule`` in ``checks/``; IPL999, which the engine reports
+itself when a file cannot be read or parsed, is described here by a record of the same fields.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from inplace_lint.checks import PARSE_ERROR, Rule, Severity, all_rules, rule_by_code
+
 _PACKAGE = Path(__file__).resolve().parent
+
+#: The published source tree; every rule page lives at ``{REPO_URL}/blob/main/rules/CODE.md``.
+REPO_URL = "https://github.com/inplace-lint/inplace-lint"
+
+
+@dataclass(frozen=True)
+class EngineCode:
+    """A code the engine reports without a rule behind it: the descriptive fields of a Rule."""
+
+    code: str
+    name: str
+    summary: str
+    default: bool = True
+    severity: Severity = "error"
+
+
+PARSE_ERROR_CODE = EngineCode(PARSE_ERROR, "cannot-parse", "the file cannot be decoded or parsed")
+
+
+def described(code: str) -> Rule | EngineCode | None:
+    """The rule (or engine code) with exactly this code, or None for an unknown code."""
+    return PARSE_ERROR_CODE if code == PARSE_ERROR else rule_by_code(code)
+
+
+def every_code() -> tuple[Rule | EngineCode, ...]:
+    """Every rule by code, then IPL999."""
+    return (*all_rules(), PARSE_ERROR_CODE)
 
 
 def rules_dir() -> Path | None:
@@ -24,38 +59,25 @@ def page(code: str) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-#: The published source tree; every rule page lives at ``{REPO_URL}/blob/main/rules/CODE.md``.
-REPO_URL = "https://github.com/inplace-lint/inplace-lint"
-PARSE_ERROR_NAME = "cannot-parse"
-PARSE_ERROR_SUMMARY = "the file cannot be decoded or parsed"
-#: Findings are errors unless listed here (reports map this to their own levels).
-_SEVERITY = {"IPL008": "warning"}
-
-
 def url(code: str) -> str:
     """Where a rule's page is published."""
     return f"{REPO_URL}/blob/main/rules/{code.upper()}.md"
 
 
-def severity(code: str) -> str:
-    """``"error"`` or ``"warning"``."""
-    return _SEVERITY.get(code.upper(), "error")
+def severity(code: str) -> Severity:
+    """``"error"`` or ``"warning"`` (``"error"`` for an unknown code)."""
+    found = described(code.upper())
+    return found.severity if found is not None else "error"
 
 
 def rule_name(code: str) -> str:
     """The rule's name (``saved-for-backward``), or ``""`` for an unknown code."""
-    from inplace_lint.checks import PARSE_ERROR, rule_by_code
-
-    if code == PARSE_ERROR:
-        return PARSE_ERROR_NAME
-    rule = rule_by_code(code)
-    return rule.name if rule is not None else ""
+    found = described(code)
+    return found.name if found is not None else ""
 
 
 def description(code: str) -> str:
     """The rule page's opening paragraph, on one line; the rule's summary if there is no page."""
-    from inplace_lint.checks import PARSE_ERROR, rule_by_code
-
     text = page(code)
     if text is not None:
         paragraph: list[str] = []
@@ -69,7 +91,5 @@ def description(code: str) -> str:
             paragraph.append(line.strip())
         if paragraph:
             return " ".join(paragraph)
-    if code == PARSE_ERROR:
-        return PARSE_ERROR_SUMMARY
-    rule = rule_by_code(code)
-    return rule.summary if rule is not None else ""
+    found = described(code)
+    return found.summary if found is not None else ""

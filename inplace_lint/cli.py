@@ -11,7 +11,7 @@ from pathlib import Path
 
 from inplace_lint import __version__, catalogue
 from inplace_lint.autofix import fix_results
-from inplace_lint.checks import PARSE_ERROR, all_rules, rule_by_code
+from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.engine import FileResult, lint_bytes
 from inplace_lint.finding import Finding
@@ -132,10 +132,9 @@ def _dispatch(args: list[str]) -> int:
 def _list_rules(args: list[str]) -> int:
     if args:
         raise UsageError(f"'rules' takes no arguments, got {args[0]!r}")
-    for rule in all_rules():
+    for rule in catalogue.every_code():
         state = "on" if rule.default else "opt-in"
         print(f"{rule.code}  {rule.name:<28} {state:<7} {rule.summary}")
-    print(f"{PARSE_ERROR}  {'cannot-parse':<28} {'on':<7} the file cannot be decoded or parsed")
     return EXIT_CLEAN
 
 
@@ -143,7 +142,7 @@ def _show_rule(args: list[str]) -> int:
     if len(args) != 1:
         raise UsageError("usage: inplace-lint rule CODE")
     code = args[0].upper()
-    if rule_by_code(code) is None and code != PARSE_ERROR:
+    if catalogue.described(code) is None:
         raise UsageError(f"unknown rule {args[0]!r}; 'inplace-lint rules' lists them")
     text = catalogue.page(code)
     if text is None:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import ast
 import gc
-import re
 import stat
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from inplace_lint.budget import Budget, OverBudget
-from inplace_lint.checks import PARSE_ERROR, RawFinding, all_rules
+from inplace_lint.checks import PARSE_ERROR, LineOf, Message, RawFinding, all_rules
 from inplace_lint.config import Config
 from inplace_lint.facts.dataflow import analyze
 from inplace_lint.facts.ops import load_table
@@ -35,7 +35,6 @@ MAX_BYTES = 20 * 1024 * 1024
 #: Syntax trees deeper than this are not handed to libcst, whose parser and visitors recurse.
 MAX_DEPTH = 400
 _RECURSION_LIMIT = 20_000
-_LINE_REF = re.compile(r"\{line:(\d+)\}")
 
 
 @dataclass(frozen=True)
@@ -149,6 +148,7 @@ def _nodes_to_place(raw: list[RawFinding]) -> Iterator[cst.CSTNode]:
             yield item.stmt
         for node, _ in item.related:
             yield node
+        yield from item.references()
 
 
 def _screen_syntax(
@@ -231,24 +231,22 @@ def lint_path(path: Path, display: str, config: Config) -> FileResult:
     return FileResult(display, tuple(findings))
 
 
-#: A code on a write hides these codes on the same write: the first is the louder failure.
-SUPERSEDES = {
-    "IPL001": ("IPL002", "IPL004", "IPL007"),
-    "IPL002": ("IPL004",),
-    "IPL005": ("IPL002", "IPL004"),
-    "IPL006": ("IPL002", "IPL004"),
-    "IPL007": ("IPL002", "IPL004"),
-}
+@cache
+def _supersedes() -> dict[str, tuple[str, ...]]:
+    """Each code and the codes it hides on the same write: the first is the louder failure."""
+    return {rule.code: rule.supersedes for rule in all_rules() if rule.supersedes}
 
 
 def _apply_precedence(raw: list[RawFinding]) -> list[RawFinding]:
+    """Drop a finding when another code on the same write supersedes it (``Rule.supersedes``)."""
     codes_at: dict[int, set[str]] = {}
     for item in raw:
         codes_at.setdefault(id(item.node), set()).add(item.code)
+    supersedes = _supersedes()
     kept = []
     for item in raw:
         here = codes_at[id(item.node)]
-        if any(item.code in SUPERSEDES.get(other, ()) for other in here):
+        if any(item.code in supersedes.get(other, ()) for other in here):
             continue
         kept.append(item)
     return kept
@@ -263,6 +261,8 @@ def _parse_error(path: str, line: int, column: int, reason: str) -> Finding:
 def _place(
     raw: list[RawFinding], path: str, positions: Mapping[cst.CSTNode, CodeRange]
 ) -> list[Finding]:
+    """Findings with lines and columns, their messages' line references filled in; a raw
+    finding whose node has no position, or a second one of a code at one place, is dropped."""
     findings: list[Finding] = []
     seen: set[tuple[str, int, int]] = set()
     for item in raw:
@@ -275,13 +275,6 @@ def _place(
         if key in seen:
             continue
         seen.add(key)
-        nodes = {str(id(node)): node for node, _ in item.related}
-
-        def line_of(match: re.Match[str], nodes: dict[str, cst.CSTNode] = nodes) -> str:
-            node = nodes.get(match.group(1))
-            found = positions.get(node) if node is not None else None
-            return str(found.start.line) if found is not None else "?"
-
         related = tuple(
             Related(Position(p.start.line, p.start.column + 1), message)
             for node, message in item.related
@@ -296,12 +289,26 @@ def _place(
                 start=start,
                 end=end,
                 code=item.code,
-                message=" ".join(_LINE_REF.sub(line_of, item.message).split()),
+                message=_render(item.message, positions),
                 related=related,
                 statement_lines=lines,
             )
         )
     return findings
+
+
+def _render(message: Message, positions: Mapping[cst.CSTNode, CodeRange]) -> str:
+    """The message's text with each line reference filled in, on one line."""
+    if not isinstance(message, str):
+        message = "".join(
+            part if isinstance(part, str) else _line_of(part, positions) for part in message
+        )
+    return " ".join(message.split())
+
+
+def _line_of(ref: LineOf, positions: Mapping[cst.CSTNode, CodeRange]) -> str:
+    where = positions.get(ref.node)
+    return str(where.start.line) if where is not None else "?"
 
 
 def _statement_lines(

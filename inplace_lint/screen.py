@@ -2,8 +2,9 @@
 
 Every rule reports at a write: an in-place method or function (``x.relu_()``), an augmented or
 subscript assignment, an in-place module or ``inplace``/positional ``True`` argument, ``out=``,
-a rebinding of ``.data`` or ``optimizer.step()``; only the opt-in IPL008 reports ``clamp``/
-``clip`` instead. A file with ``torch`` and none of these is never parsed. The patterns are
+a rebinding of ``.data`` or ``optimizer.step()``; a rule that reports elsewhere (the opt-in
+IPL008 at ``clamp``/``clip``) names its words in ``Rule.screen_words``. A file with ``torch``
+and none of these is never parsed. The patterns are
 searched one by one, each from a literal where possible, because one alternation of them all
 was several times slower. The test errs towards passing a file: comments and strings count.
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import cache
+
+from inplace_lint.checks import all_rules
 
 #: Augmented assignments (``**=`` and ``//=`` end in ``*=`` and ``/=``).
 _AUGMENTED = ("+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "<<=", ">>=")
@@ -28,8 +32,6 @@ _SUBSCRIPT = re.compile(r"\]\s*=(?!=)")
 _ANNOTATED = re.compile(r"[ \t]*(?!(?:else|try|finally)\b)[A-Za-z_]\w*[ \t]*:[\w. \t\[\],|'\"]*\Z")
 #: What may precede a keyword or positional argument (after blanks).
 _ARGUMENT_START = "(,"
-_CLAMP = ("clamp", "clip")
-_OPT_IN = "IPL008"
 
 
 def may_contain_hazard(text: str, codes: Iterable[str] | None = None) -> bool:
@@ -46,9 +48,15 @@ def may_contain_hazard(text: str, codes: Iterable[str] | None = None) -> bool:
         return True
     if _follows(text, _TRUE_ARG, _ARGUMENT_START.__contains__, skip_blanks=True):
         return True
-    if codes is None or _OPT_IN in codes:
-        return any(word in text for word in _CLAMP)
-    return False
+    words = _rule_words(None if codes is None else frozenset(codes))
+    return any(word in text for word in words)
+
+
+@cache
+def _rule_words(codes: frozenset[str] | None) -> tuple[str, ...]:
+    """The screen words of the rules in ``codes`` (default: every rule)."""
+    rules = [r for r in all_rules() if codes is None or r.code in codes]
+    return tuple(dict.fromkeys(word for rule in rules for word in rule.screen_words))
 
 
 def _follows(

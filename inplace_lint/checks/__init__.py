@@ -6,11 +6,22 @@ import importlib
 import pkgutil
 from functools import cache
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import Evidence, LineOf, Message, RawFinding, Rule, Severity
 
 PARSE_ERROR = "IPL999"
 
-__all__ = ["PARSE_ERROR", "RawFinding", "Rule", "all_rules", "rule_by_code"]
+__all__ = [
+    "PARSE_ERROR",
+    "Evidence",
+    "LineOf",
+    "Message",
+    "RawFinding",
+    "Rule",
+    "Severity",
+    "all_rules",
+    "code_for_evidence",
+    "rule_by_code",
+]
 
 
 @cache
@@ -27,8 +38,20 @@ def all_rules() -> tuple[Rule, ...]:
     return tuple(sorted(found, key=lambda r: r.code))
 
 
+@cache
+def _by_code() -> dict[str, Rule]:
+    return {rule.code: rule for rule in all_rules()}
+
+
 def rule_by_code(code: str) -> Rule | None:
+    """The rule with exactly this code, or None (IPL999 is no rule: see ``catalogue``)."""
+    return _by_code().get(code)
+
+
+@cache
+def code_for_evidence(evidence: Evidence) -> str:
+    """The code the dynamic checker reports ``evidence`` under (the rule that declares it)."""
     for rule in all_rules():
-        if rule.code == code:
-            return rule
-    return None
+        if evidence in rule.evidence:
+            return rule.code
+    raise KeyError(f"no rule declares the run-time evidence {evidence!r}")

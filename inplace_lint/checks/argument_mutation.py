@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import ArgWrite, Facts
 from inplace_lint.facts.summaries import destination
 
@@ -19,9 +19,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         seen.add(id(write.node))
         message = (
             f"{write.what} mutates argument `{write.param}` in place; the caller passes "
-            f"`{event.leaf}` (line {{line:{id(write.via_call)}}}), a leaf that requires grad (or "
-            "a view of one): torch raises 'a leaf Variable that requires grad is being used in "
-            "an in-place operation'"
+            f"`{event.leaf}` (line ",
+            LineOf(write.via_call),
+            "), a leaf that requires grad (or a view of one): torch raises 'a leaf Variable "
+            "that requires grad is being used in an in-place operation'",
         )
         related = ((write.via_call, f"called with `{event.leaf}` here"),)
         yield RawFinding("IPL004", write.node, write.stmt, message, related)
@@ -33,8 +34,11 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         seen.add(id(write.node))
         message = (
             f"{write.what} mutates argument `{write.param}` in place; the caller passes "
-            f"`{write.target}` (line {{line:{id(write.via_call)}}}), which `{event.record.op}` "
-            f"saved for backward (line {{line:{id(event.record.node)}}}): backward will fail"
+            f"`{write.target}` (line ",
+            LineOf(write.via_call),
+            f"), which `{event.record.op}` saved for backward (line ",
+            LineOf(event.record.node),
+            "): backward will fail",
         )
         related = (
             (write.via_call, f"called with `{write.target}` here"),
@@ -48,8 +52,11 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         seen.add(id(write.node))
         message = (
             f"{write.what} mutates argument `{write.param}` in place; the caller passes "
-            f"`{write.target}` (line {{line:{id(write.via_call)}}}) and reads `{read.name}` "
-            f"again at line {{line:{id(read.read)}}}, expecting the old value"
+            f"`{write.target}` (line ",
+            LineOf(write.via_call),
+            f") and reads `{read.name}` again at line ",
+            LineOf(read.read),
+            ", expecting the old value",
         )
         related = (
             (write.via_call, f"called with `{write.target}` here"),
@@ -77,15 +84,16 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             # that returns nothing, or a helper that returns the tensor it wrote.
             continue
         seen.add(id(write.node))
-        message = (
+        message: tuple[str | LineOf, ...] = (
             f"{write.what} mutates argument `{event.param}` of `{event.function}()` in place; "
-            "the caller's tensor changes too"
+            "the caller's tensor changes too",
         )
         related = list(write.related)
         if checkpoint is not None:
             message += (
-                f"; `{event.function}` runs under torch.utils.checkpoint (line "
-                f"{{line:{id(checkpoint)}}}), whose recomputation sees the mutated input"
+                f"; `{event.function}` runs under torch.utils.checkpoint (line ",
+                LineOf(checkpoint),
+                "), whose recomputation sees the mutated input",
             )
             related.append((checkpoint, "checkpointed here"))
         yield RawFinding("IPL004", write.node, write.stmt, message, tuple(related))
@@ -109,4 +117,5 @@ RULE = Rule(
     name="argument-mutation",
     summary="function writes in place to a tensor argument its caller still uses",
     check=check,
+    fix="out-of-place",
 )

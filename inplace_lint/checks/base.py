@@ -4,10 +4,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import libcst as cst
 
 from inplace_lint.facts.events import Facts
+
+#: How reports grade a rule's findings (SARIF ``level``, LSP severity, GitHub annotation).
+Severity = Literal["error", "warning"]
+#: The rewrite ``fix.py`` offers for a rule's findings: the write made out of place, or in a
+#: custom ``backward`` a ``g = g.clone()`` before the first in-place write to ``g``.
+FixKind = Literal["out-of-place", "clone-in-backward"]
+#: What the dynamic checker saw at run time: a saved tensor's version moved before backward
+#: unpacked it (``raises``), it changed without a version bump (``silent``), the run raised
+#: torch's in-place error on a leaf (``leaf-error``) or another in-place autograd error
+#: (``autograd-error``).
+Evidence = Literal["raises", "silent", "leaf-error", "autograd-error"]
+
+
+@dataclass(frozen=True)
+class LineOf:
+    """Stands in a message for the line ``node`` starts on.
+
+    The engine fills it in when it places the finding, and writes ``?`` where the node has no
+    position. The node should also be one of the finding's related locations.
+    """
+
+    node: cst.CSTNode
+
+
+#: A finding's message: plain text, or text parts and line references that the engine joins.
+Message = str | tuple[str | LineOf, ...]
 
 
 @dataclass(frozen=True)
@@ -17,16 +44,47 @@ class RawFinding:
     code: str
     node: cst.CSTNode
     stmt: cst.CSTNode | None
-    message: str
+    message: Message
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
+
+    def references(self) -> Iterator[cst.CSTNode]:
+        """The nodes whose lines the message names."""
+        if not isinstance(self.message, str):
+            for part in self.message:
+                if isinstance(part, LineOf):
+                    yield part.node
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule: its fixed code, its name, a one-line summary and the query that runs it."""
+    """Everything about one rule, declared in the rule's own module and read from there.
 
+    The config, the text screen, the engine's precedence, the fixer, the reports and the
+    dynamic checker all read these fields; none of them keeps a per-rule list of its own.
+    """
+
+    #: The fixed code (``IPL001``) that noqa comments and ``select`` name.
     code: str
+    #: The kebab-case name shown beside the code (``saved-for-backward``).
     name: str
+    #: One line for ``inplace-lint rules`` and SARIF's short description.
     summary: str
+    #: The query over the facts that yields the rule's findings.
     check: Callable[[Facts], Iterator[RawFinding]]
+    #: On unless deselected; ``False`` for an opt-in rule, run only when its code is selected.
     default: bool = True
+    #: How reports grade the rule's findings.
+    severity: Severity = "error"
+    #: Codes this rule hides when both report the same write: this one is the louder failure.
+    supersedes: tuple[str, ...] = ()
+    #: The rewrite offered for a finding, or ``None`` for none.
+    fix: FixKind | None = None
+    #: Whether an out-of-place rewrite can be safe (it never is when another name sees the
+    #: write, since removing it changes what that name reads); ``fix.py`` decides per site.
+    safe_fix: bool = False
+    #: Words that let a file past the text screen for this rule, beyond the in-place patterns
+    #: every rule reports at: only a rule that reports somewhere else needs them.
+    screen_words: tuple[str, ...] = ()
+    #: Run-time evidence that the dynamic checker reports under this code where no static
+    #: finding of any code sits at the place it points to.
+    evidence: tuple[Evidence, ...] = ()

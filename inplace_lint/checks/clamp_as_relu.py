@@ -27,4 +27,6 @@ RULE = Rule(
     summary="clamp(min=0) used as a ReLU (gradient at 0 differs); opt-in",
     check=check,
     default=False,
+    severity="warning",
+    screen_words=("clamp", "clip"),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import Facts
 
 
@@ -16,14 +16,15 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if not bypass or write.via_call is not None or id(write.node) in seen:
             continue
         seen.add(id(write.node))
-        line = f"{{line:{id(event.record.node)}}}"
         if write.hidden:
             outcome = "autograd cannot see the change and the gradients are silently wrong"
         else:
             outcome = "`.detach()` shares the version counter, so backward will raise"
         message = (
             f"{write.what} changes `{write.name or write.target}` behind autograd's back after "
-            f"`{event.record.op}` saved it for backward (line {line}); {outcome}"
+            f"`{event.record.op}` saved it for backward (line ",
+            LineOf(event.record.node),
+            f"); {outcome}",
         )
         related = ((event.record.node, f"saved for backward by {event.record.op} here"),)
         yield RawFinding("IPL007", write.node, write.stmt, message, related)
@@ -36,8 +37,9 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         message = (
             f"{write.what} changes `{write.name or write.target}` through {via}, hidden from "
             "autograd, and "
-            f"`{read.name}` is used again at line {{line:{id(read.read)}}}; gradients through it "
-            "are silently wrong"
+            f"`{read.name}` is used again at line ",
+            LineOf(read.read),
+            "; gradients through it are silently wrong",
         )
         yield RawFinding(
             "IPL007", write.node, write.stmt, message, ((read.read, "used again here"),)
@@ -49,4 +51,6 @@ RULE = Rule(
     name="data-bypass",
     summary="in-place write through .data/.detach() to a tensor in a live graph",
     check=check,
+    supersedes=("IPL002", "IPL004"),
+    evidence=("silent",),
 )

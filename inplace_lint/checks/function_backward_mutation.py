@@ -33,4 +33,6 @@ RULE = Rule(
     name="function-backward-mutation",
     summary="custom autograd.Function edits grad_output, saved tensors or inputs in place",
     check=check,
+    supersedes=("IPL002", "IPL004"),
+    fix="clone-in-backward",
 )

@@ -28,4 +28,5 @@ RULE = Rule(
     name="leaf-inplace",
     summary="in-place write to a leaf tensor that requires grad outside no_grad",
     check=check,
+    evidence=("leaf-error",),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import Facts
 
 
@@ -16,8 +16,9 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         seen.add(id(event.node))
         message = (
             f"gradient requested w.r.t. `{event.name}`, which {event.how}; autograd "
-            f"differentiates the in-place result, not the original value (grad call at line "
-            f"{{line:{id(event.grad_call)}}})"
+            "differentiates the in-place result, not the original value (grad call at line ",
+            LineOf(event.grad_call),
+            ")",
         )
         related = ((event.grad_call, "gradient requested here"),)
         yield RawFinding("IPL006", event.node, event.stmt, message, related)
@@ -28,4 +29,6 @@ RULE = Rule(
     name="rebound-grad-target",
     summary="autograd.grad/backward(inputs=) w.r.t. a tensor rebound or overwritten in place",
     check=check,
+    supersedes=("IPL002", "IPL004"),
+    fix="out-of-place",
 )

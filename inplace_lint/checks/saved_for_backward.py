@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import Facts
 
 
@@ -33,10 +33,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             target = record.tensor
         else:
             target = f"`{write.name or write.target}`" if write.target else "a tensor"
-        line = f"{{line:{id(record.node)}}}"
         message = (
-            f"{write.what} overwrites {target} in place after {saved} (line {line}); "
-            f"{when} with 'modified by an inplace operation'"
+            f"{write.what} overwrites {target} in place after {saved} (line ",
+            LineOf(record.node),
+            f"); {when} with 'modified by an inplace operation'",
         )
         related = [(record.node, f"saved for backward by {record.op} here"), *write.related]
         if event.backward is not None:
@@ -45,7 +45,9 @@ def check(facts: Facts) -> Iterator[RawFinding]:
     for chain in facts.chain_hazards:
         message = (
             f"{chain.name}(inplace=True) overwrites the output that {chain.previous_name} "
-            f"saved for backward (line {{line:{id(chain.previous)}}}); backward will fail"
+            "saved for backward (line ",
+            LineOf(chain.previous),
+            "); backward will fail",
         )
         related = ((chain.previous, f"{chain.previous_name} saves its output here"),)
         yield RawFinding("IPL001", chain.node, chain.stmt, message, related)
@@ -56,4 +58,8 @@ RULE = Rule(
     name="saved-for-backward",
     summary="in-place write to a tensor that an earlier op saved for backward",
     check=check,
+    supersedes=("IPL002", "IPL004", "IPL007"),
+    fix="out-of-place",
+    safe_fix=True,
+    evidence=("raises", "autograd-error"),
 )

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import Facts
 from inplace_lint.facts.model import Write
 
@@ -22,14 +22,17 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if event.stored:
             message = (
                 f"{write.what} changes {target} in place after it was stored in `{event.name}` "
-                f"(line {{line:{id(event.read)}}}); later reads of `{event.name}` see the "
-                "changed value"
+                "(line ",
+                LineOf(event.read),
+                f"); later reads of `{event.name}` see the changed value",
             )
             related = ((event.read, f"stored in `{event.name}` here"), *write.related)
         else:
             message = (
                 f"{write.what} changes {target} in place, but `{event.name}` reads its old "
-                f"value again at line {{line:{id(event.read)}}} ({event.how})"
+                "value again at line ",
+                LineOf(event.read),
+                f" ({event.how})",
             )
             related = ((event.read, f"`{event.name}` read again here"), *write.related)
         yield RawFinding("IPL002", write.node, write.stmt, message, related)
@@ -63,4 +66,6 @@ RULE = Rule(
     name="stale-read",
     summary="in-place write to a tensor whose old value is read again later",
     check=check,
+    supersedes=("IPL004",),
+    fix="out-of-place",
 )

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from inplace_lint.checks import PARSE_ERROR, code_for_evidence
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.dynamic.fxroute import FxRoute, prepare
 from inplace_lint.dynamic.passa import VERSION_ERROR, Hit
@@ -39,8 +40,8 @@ INPLACE_ERROR = re.compile(
 
 def _code_for_error(message: str) -> str:
     if "leaf Variable" in message:
-        return "IPL003"
-    return "IPL001"
+        return code_for_evidence("leaf-error")
+    return code_for_evidence("autograd-error")
 
 
 def _display(path: str) -> str:
@@ -59,7 +60,7 @@ def _lint(files: list[str], codes: Iterable[str] | None) -> list[Finding]:
             except ConfigError:
                 config = Config()
         result = lint_path(Path(file), _display(file), config)
-        found.extend(f for f in result.findings if f.code != "IPL999")
+        found.extend(f for f in result.findings if f.code != PARSE_ERROR)
     return found
 
 
@@ -158,7 +159,7 @@ def check(subject: Subject, graph: bool = False, codes: Iterable[str] | None = N
 
 def _confirm_hit(hit: Hit, confirm: object, extra: list[Confirmed]) -> None:
     assert callable(confirm)
-    code = "IPL001" if hit.kind == "raises" else "IPL007"
+    code = code_for_evidence("raises" if hit.kind == "raises" else "silent")
     matched = False
     for site in hit.sites:
         matched = confirm(site, code, hit.evidence(), hit.kind, "pass A") or matched

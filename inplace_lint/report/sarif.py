@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import quote
 
 from inplace_lint import __version__, catalogue
-from inplace_lint.checks import PARSE_ERROR, all_rules
 from inplace_lint.finding import Finding, Position
 
 SCHEMA_URI = (
@@ -38,11 +37,7 @@ def _rule(code: str, name: str, summary: str, enabled: bool) -> dict[str, Any]:
 
 def rules() -> list[dict[str, Any]]:
     """One reportingDescriptor per code, IPL999 last."""
-    found = [_rule(r.code, r.name, r.summary, r.default) for r in all_rules()]
-    found.append(
-        _rule(PARSE_ERROR, catalogue.PARSE_ERROR_NAME, catalogue.PARSE_ERROR_SUMMARY, True)
-    )
-    return found
+    return [_rule(r.code, r.name, r.summary, r.default) for r in catalogue.every_code()]
 
 
 def artifact_location(path: str, root: Path) -> dict[str, Any]:

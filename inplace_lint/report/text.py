@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from inplace_lint.checks import PARSE_ERROR, rule_by_code
+from inplace_lint import catalogue
 from inplace_lint.finding import Finding
 
 
@@ -24,7 +24,5 @@ def statistics(findings: Sequence[Finding]) -> list[str]:
     counts = Counter(f.code for f in findings)
     lines = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        rule = rule_by_code(code)
-        name = rule.name if rule is not None else ("cannot-parse" if code == PARSE_ERROR else "")
-        lines.append(f"{count:<5} {code} {name}")
+        lines.append(f"{count:<5} {code} {catalogue.rule_name(code)}")
     return lines
