@@ -2,7 +2,8 @@
 
 Runs the command line of two builds of inplace-lint over the same inputs (every case file in
 ``tests/cases``, ``examples/`` and the four corpora of ``bench/corpora.py``) in every output
-format, plus ``--diff`` and ``--diff --unsafe-fixes`` (the fixes), and compares the outputs::
+format, plus ``--diff`` and ``--diff --unsafe-fixes`` (the fixes) and the opt-in rule, and
+compares the outputs::
 
     python bench/identity.py check --base c8e0325        # HEAD's working tree against c8e0325
     python bench/identity.py run --out /tmp/after         # one build's outputs into a folder
@@ -30,8 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "bench" / ".corpora"
 FORMATS = ("text", "json", "sarif", "github", "lsp")
-#: Extra runs beside the formats: the safe fixes and the unsafe ones, as diffs.
-FIX_RUNS = {"diff": ["--diff"], "unsafe-diff": ["--diff", "--unsafe-fixes"]}
+#: Extra runs beside the formats: the safe fixes and the unsafe ones, as diffs, and the
+#: opt-in rule (IPL008), which the default selection leaves out.
+EXTRA_RUNS = {
+    "diff": ["--diff"],
+    "unsafe-diff": ["--diff", "--unsafe-fixes"],
+    "opt-in": ["--format", "json", "--extend-select", "IPL008"],
+}
 
 
 def _inputs(with_corpora: bool) -> dict[str, list[str]]:
@@ -65,7 +71,7 @@ def run(out: Path, tree: Path | None, with_corpora: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="identity-cache-") as cache:
         for name, paths in _inputs(with_corpora).items():
-            runs = {fmt: ["--format", fmt] for fmt in FORMATS} | FIX_RUNS
+            runs = {fmt: ["--format", fmt] for fmt in FORMATS} | EXTRA_RUNS
             for label, extra in runs.items():
                 (out / f"{name}.{label}").write_bytes(_lint(tree, [*extra, *paths], Path(cache)))
                 print(f"{name:>22} {label:<12} done", flush=True)

@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import ArgWrite, Facts
+from inplace_lint.facts.heuristics import zeroes_padding
 from inplace_lint.facts.summaries import destination
+from inplace_lint.facts.syntax import copies_into
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
@@ -72,7 +74,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             event.qualified
         )
         if checkpoint is None and (
-            event.exempt
+            _in_place_by_contract(event)
             or not event.evidence
             or event.function in facts.called
             or (event.qualified, event.param) in facts.judged
@@ -97,6 +99,19 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             )
             related.append((checkpoint, "checkpointed here"))
         yield RawFinding("IPL004", write.node, write.stmt, message, tuple(related))
+
+
+def _in_place_by_contract(event: ArgWrite) -> bool:
+    """The write is meant: the function says it writes in place (``contract``), the write runs
+    under no_grad or an ``inplace`` flag, copies into a destination (``dst.copy_(src)``), or
+    zeroes padding positions no caller reads (``h[~attention_mask] = 0``)."""
+    return bool(
+        event.contract
+        or event.under_no_grad
+        or event.inplace_guarded
+        or copies_into(event.write)
+        or zeroes_padding(event.write)
+    )
 
 
 def _never_given_a_tensor(facts: Facts, event: ArgWrite) -> bool:

@@ -30,8 +30,8 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         yield RawFinding("IPL007", write.node, write.stmt, message, related)
     for read in facts.hidden_reads:
         write = read.write
-        if id(write.node) in seen:
-            continue
+        if write.in_state_update or id(write.node) in seen:
+            continue  # a state update (init, optimizer step, EMA) writes .data on purpose
         seen.add(id(write.node))
         via = "`.detach()`" if write.via_detach else "`.data`"
         message = (

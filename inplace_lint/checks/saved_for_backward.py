@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import Facts
+from inplace_lint.facts.model import ModuleSpec
+from inplace_lint.facts.syntax import short_name
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
@@ -42,15 +44,36 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if event.backward is not None:
             related.append((event.backward, "backward needs the saved value here"))
         yield RawFinding("IPL001", write.node, write.stmt, message, tuple(related))
-    for chain in facts.chain_hazards:
-        message = (
-            f"{chain.name}(inplace=True) overwrites the output that {chain.previous_name} "
-            "saved for backward (line ",
-            LineOf(chain.previous),
-            "); backward will fail",
-        )
-        related = ((chain.previous, f"{chain.previous_name} saves its output here"),)
-        yield RawFinding("IPL001", chain.node, chain.stmt, message, related)
+    yield from _sequential_chains(facts)
+
+
+def _sequential_chains(facts: Facts) -> Iterator[RawFinding]:
+    """``nn.Sequential(..., <saves its output>, <in place>, ...)``, where the Sequential is
+    called with grad on somewhere (or its calls are not seen)."""
+    for built in facts.sequentials:
+        if True not in facts.sequential_calls.get(id(built.node), {True}):
+            continue
+        previous: ModuleSpec | None = None
+        for element in built.spec.elements or ():
+            if element.is_view:
+                continue
+            if (
+                previous is not None
+                and previous.saves_result
+                and element.inplace
+                and element.node is not None
+                and previous.node is not None
+            ):
+                previous_name = short_name(previous.qualname or "module")
+                message = (
+                    f"{short_name(element.qualname or 'module')}(inplace=True) overwrites the "
+                    f"output that {previous_name} saved for backward (line ",
+                    LineOf(previous.node),
+                    "); backward will fail",
+                )
+                related = ((previous.node, f"{previous_name} saves its output here"),)
+                yield RawFinding("IPL001", element.node, None, message, related)
+            previous = element
 
 
 RULE = Rule(

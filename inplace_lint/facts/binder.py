@@ -20,9 +20,9 @@ from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
-    _is_none,
     _is_static,
     _terminates,
+    is_none,
 )
 
 
@@ -108,7 +108,7 @@ class Binder(AnalyzerBase):
         if ann_text and "Tensor" not in ann_text and "Any" not in ann_text:
             return new_value(Kind.OTHER, name)
         default = param.default
-        if default is not None and not _is_none(default):
+        if default is not None and not is_none(default):
             return new_value(Kind.OTHER, name)
         if "Tensor" not in ann_text and _SIZE_NAME.fullmatch(name):
             return new_value(Kind.OTHER, name)

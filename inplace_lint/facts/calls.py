@@ -30,7 +30,7 @@ from inplace_lint.facts.summaries import (
 )
 from inplace_lint.facts.syntax import (
     _passes_true,
-    _short,
+    short_name,
 )
 from inplace_lint.facts.walk import (
     nested_scope,
@@ -420,7 +420,7 @@ class Calls(AnalyzerBase):
             return tensors or [self._unknown(inputs=inputs)]
         self._use(inputs)
         if spec.inplace and tensors:
-            kind = _short(spec.qualname) if spec.qualname else "module"
+            kind = short_name(spec.qualname) if spec.qualname else "module"
             related: tuple[tuple[cst.CSTNode, str], ...] = ()
             if spec.node is not None:
                 related = ((spec.node, f"{kind} created with inplace=True here"),)
@@ -446,7 +446,7 @@ class Calls(AnalyzerBase):
         )
         if self.scope.no_grad or result.grad < 2:
             return [result]
-        label = _short(spec.qualname) if spec.qualname else callee
+        label = short_name(spec.qualname) if spec.qualname else callee
         if spec.saves_input:
             for value in tensors:
                 self._save(value, label, node, "input", [result])

@@ -60,7 +60,7 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
         calls: list[cst.Call] = []
         self.call_modes = _call_modes(self.module, self.imports, calls, self._memo)
         self._summarize()
-        self._chain_hazards(calls)
+        self._note_sequentials(calls)
         module_ctx = Context(name="<module>", node=None)
         scope = self._run_scope(module_ctx, self.module.body, params=())
         self.globals = scope.env
@@ -72,11 +72,7 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
             self._run_function(func, None)
         if self.returned_targets:
             self._module_grad_targets()
-        self.facts.chain_hazards = [
-            chain
-            for chain in self.facts.chain_hazards
-            if True in self.sequential_calls.get(chain.sequential, {True})
-        ]
+        self.facts.sequential_calls = self.sequential_calls
         return self.facts
 
     def _module_grad_targets(self) -> None:
@@ -153,7 +149,6 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
         if self.call_modes.get(name) == {False}:
             ctx.no_grad = True  # every call in this file runs it with grad off
         ctx.state_update = state_update_name(name) or (cls is not None and cls.is_optimizer)
-        ctx.exempt_data = ctx.no_grad or ctx.state_update
         param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
         if name.endswith("_") and not name.endswith("__"):
             ctx.exempt_args = "its name ends in `_`"

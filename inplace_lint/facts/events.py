@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from inplace_lint.facts.model import SaveRecord, Write
+from inplace_lint.facts.model import ModuleSpec, SaveRecord, Write
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,7 +48,9 @@ class ArgWrite:
     function: str
     param: str
     index: int
-    exempt: str  # non-empty when the function is in-place by contract
+    #: why the function is in place by its own declaration (its name ends in ``_``, it takes an
+    #: ``inplace`` flag, it runs under no_grad, it initialises tensors), or ""
+    contract: str
     evidence: bool  # the argument is known to be a tensor
     qualified: str = ""  # ``Class.method`` for methods, else the function's name
     role: str = ""  # "forward" for an nn.Module's forward
@@ -56,6 +58,8 @@ class ArgWrite:
     side_effect: bool = False
     #: the storage groups written (ids), to tell whether the function returns one of them
     groups: frozenset[int] = frozenset()
+    under_no_grad: bool = False  # the write sits in a no_grad block
+    inplace_guarded: bool = False  # the write sits under ``if inplace:`` (an opt-in flag)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,24 +93,25 @@ class HiddenWriteRead:
 
 
 @dataclass(frozen=True, eq=False)
-class ClampRelu:
-    """``clamp(min=0)`` and friends used as a ReLU."""
+class ClampCall:
+    """A ``clamp``/``clip``/``clamp_min`` call (method or ``torch.`` function) with grad on;
+    its bounds are left for a rule to read."""
 
     node: cst.CSTNode
     stmt: cst.CSTNode | None
     text: str
+    method: str  # ``clamp``, ``clamp_``, ``clip``, ``clamp_min``, ...
+    bounds: tuple[cst.Arg, ...]  # the arguments after the clamped tensor
+    #: every clamped value is known to need no gradient (its slope at 0 never matters)
+    no_gradient: bool
 
 
 @dataclass(frozen=True, eq=False)
-class ChainHazard:
-    """In nn.Sequential, an in-place module follows one that saved its output."""
+class SequentialBuilt:
+    """An ``nn.Sequential(...)`` whose members the source lists (``spec.elements``)."""
 
-    sequential: int  # id of the nn.Sequential constructor call
-    node: cst.CSTNode
-    stmt: cst.CSTNode | None
-    previous: cst.CSTNode
-    previous_name: str
-    name: str
+    node: cst.Call
+    spec: ModuleSpec
 
 
 @dataclass
@@ -122,8 +127,10 @@ class Facts:
     function_writes: list[FunctionWrite] = field(default_factory=list)
     grad_targets: list[GradTarget] = field(default_factory=list)
     hidden_reads: list[HiddenWriteRead] = field(default_factory=list)
-    clamp_relus: list[ClampRelu] = field(default_factory=list)
-    chain_hazards: list[ChainHazard] = field(default_factory=list)
+    clamp_calls: list[ClampCall] = field(default_factory=list)
+    sequentials: list[SequentialBuilt] = field(default_factory=list)
+    #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
+    sequential_calls: dict[int, set[bool]] = field(default_factory=dict)
     #: function names called somewhere in the file (bare or as self.name)
     called: set[str] = field(default_factory=set)
     #: (``Class.forward``, parameter) pairs whose writes are judged at same-file module calls

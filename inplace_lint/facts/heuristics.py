@@ -14,7 +14,7 @@ import libcst as cst
 from inplace_lint.facts.model import Write
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.syntax import (
-    _literal_zero,
+    literal_zero,
 )
 
 # Each guess below names the evidence that introduced it and what it is known to cost.
@@ -116,7 +116,7 @@ def _inplace_flag(name: str) -> bool:
 _PADDING_MASKS = ("attention_mask", "padding_mask", "pad_mask")
 
 
-def _pads(write: Write) -> bool:
+def zeroes_padding(write: Write) -> bool:
     """``h[~attention_mask] = 0``: a constant written over the padding positions only, which
     no caller reads as data (a write the caller can see is judged at its call site)."""
     node = write.node
@@ -125,7 +125,7 @@ def _pads(write: Write) -> bool:
     small = write.small_statement()
     source = small.value if isinstance(small, cst.Assign) else None
     index = node.slice[0].slice
-    if not _literal_zero(source) or not isinstance(index, cst.Index):
+    if not literal_zero(source) or not isinstance(index, cst.Index):
         return False
     mask = index.value
     if not isinstance(mask, cst.UnaryOperation) or not isinstance(mask.operator, cst.BitInvert):

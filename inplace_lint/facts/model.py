@@ -56,6 +56,9 @@ class Write:
     param: str = ""
     path: tuple[tuple[int, int], ...] = ()  # (branch, arm) pairs the write sits in
     shape_only: bool = False  # ``squeeze_()`` and friends: new shape, same values
+    #: made in a function named like a state update (``heuristics.state_update_name``) or in
+    #: an optimizer class: its ``.data`` writes are meant to bypass autograd
+    in_state_update: bool = False
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
     def small_statement(self) -> cst.BaseSmallStatement | None:

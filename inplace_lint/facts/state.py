@@ -57,7 +57,6 @@ class Context:
     cls: ClassFacts | None = None
     role: str = ""  # "fn_forward", "fn_backward", "forward" or ""
     no_grad: bool = False
-    exempt_data: bool = False
     state_update: bool = False  # an optimizer step, EMA or buffer update by its name
     exempt_args: str = ""
     mark_dirty: frozenset[str] = frozenset()

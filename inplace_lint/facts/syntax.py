@@ -63,14 +63,14 @@ _AUG_OPS: dict[type, str] = {
 }
 
 
-def _short(qualname: str) -> str:
+def short_name(qualname: str) -> str:
     for prefix, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn.")):
         if qualname.startswith(prefix):
             return short + qualname[len(prefix) :]
     return qualname
 
 
-def _literal_zero(node: cst.BaseExpression | None) -> bool:
+def literal_zero(node: cst.BaseExpression | None) -> bool:
     if isinstance(node, cst.Integer | cst.Float):
         try:
             return float(node.value) == 0.0
@@ -96,7 +96,7 @@ def _returns_indices(source: cst.BaseExpression | None) -> bool:
     return source.func.attr.value in _VALUES_AND_INDICES
 
 
-def _is_none(node: cst.BaseExpression | None) -> bool:
+def is_none(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
@@ -151,7 +151,7 @@ def _terminates(body: Sequence[cst.CSTNode]) -> bool:
     return False
 
 
-def _copies(write: Write) -> bool:
+def copies_into(write: Write) -> bool:
     """``dst.copy_(src)`` (or into a slice of dst): an explicit write into a destination."""
     node = write.node
     return (

@@ -12,7 +12,7 @@ from inplace_lint.facts.classes import (
     global_pool,
     literal_bool,
 )
-from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
     _CHECKPOINT,
@@ -29,9 +29,7 @@ from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.syntax import (
     _arg,
     _indices_only,
-    _is_none,
-    _literal_zero,
-    _short,
+    short_name,
 )
 
 
@@ -240,7 +238,7 @@ class TorchSemantics(AnalyzerBase):
                 self._write(
                     args[0][2],
                     node,
-                    f"`{_short(qualified)}()`",
+                    f"`{short_name(qualified)}()`",
                     no_grad=True,
                     target_node=node.args[0].value,
                 )
@@ -271,7 +269,7 @@ class TorchSemantics(AnalyzerBase):
             write = self._write(
                 out_values,
                 node,
-                f"`{_short(qualified)}(..., out=)`",
+                f"`{short_name(qualified)}(..., out=)`",
                 extra=inputs,
                 target_node=out_node,
             )
@@ -296,7 +294,7 @@ class TorchSemantics(AnalyzerBase):
             saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
             patched = OpInfo(info.params, saves, info.view, False, None, None)
             self._record_saves(
-                patched, self._bind_args(info, None, args), [result], node, _short(qualified)
+                patched, self._bind_args(info, None, args), [result], node, short_name(qualified)
             )
         return [result]
 
@@ -315,9 +313,9 @@ class TorchSemantics(AnalyzerBase):
         for value in tensors:
             value.sure = True
         label = (
-            f"`{_short(qualified)}(..., inplace=True)`"
+            f"`{short_name(qualified)}(..., inplace=True)`"
             if inplace_mode
-            else (f"`{_short(qualified)}()`")
+            else (f"`{short_name(qualified)}()`")
         )
         write = self._write(tensors, node, label, extra=inputs, target_node=node.args[0].value)
         if info is not None and write is not None:
@@ -344,52 +342,24 @@ class TorchSemantics(AnalyzerBase):
     def _check_clamp(
         self, node: cst.Call, method: str, args: list[cst.Arg], clamped: list[Value]
     ) -> None:
+        """Note a clamp call made with grad on; IPL008 reads its bounds."""
+        if self.scope.no_grad:
+            return
         tensors = [v for v in clamped if v.kind is Kind.TENSOR]
-        if tensors and all(v.grad == 0 for v in tensors):
-            return  # no gradient flows through it: its slope at 0 never matters
-        keyword = {a.keyword.value: a.value for a in args if a.keyword is not None}
-        positional = [a.value for a in args if a.keyword is None and not a.star]
-        if method.startswith("clamp_min"):
-            hit = (bool(positional) and _literal_zero(positional[0])) or _literal_zero(
-                keyword.get("min")
-            )
-        else:
-            low = keyword.get("min", positional[0] if positional else None)
-            high = keyword.get("max", positional[1] if len(positional) > 1 else None)
-            hit = _literal_zero(low) and (high is None or _is_none(high))
-        if hit and not self.scope.no_grad:
-            self.facts.clamp_relus.append(ev.ClampRelu(node, self.scope.stmt, self._text(node)))
+        no_gradient = bool(tensors) and all(v.grad == 0 for v in tensors)
+        event = ev.ClampCall(
+            node, self.scope.stmt, self._text(node), method, tuple(args), no_gradient
+        )
+        self.facts.clamp_calls.append(event)
 
-    def _chain_hazards(self, calls: list[cst.Call]) -> None:
-        """``nn.Sequential(..., <saves its output>, <in place>, ...)`` among ``calls``."""
+    def _note_sequentials(self, calls: list[cst.Call]) -> None:
+        """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists."""
         for node in calls:
             if self.imports.qualify(node.func) != "torch.nn.Sequential":
                 continue
             spec = self.resolver.spec(node)
-            if spec is None or not spec.elements:
-                continue
-            previous: ModuleSpec | None = None
-            for element in spec.elements:
-                if element.is_view:
-                    continue
-                if (
-                    previous is not None
-                    and previous.saves_result
-                    and element.inplace
-                    and element.node is not None
-                    and previous.node is not None
-                ):
-                    self.facts.chain_hazards.append(
-                        ev.ChainHazard(
-                            id(node),
-                            element.node,
-                            None,
-                            previous.node,
-                            _short(previous.qualname or "module"),
-                            _short(element.qualname or "module"),
-                        )
-                    )
-                previous = element
+            if spec is not None and spec.elements:
+                self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
 
 
 def _inplace_mode(info: OpInfo | None, args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:

@@ -7,9 +7,6 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts import events as ev
-from inplace_lint.facts.heuristics import (
-    _pads,
-)
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Group, Kind, Value, Write
 from inplace_lint.facts.names import dotted_name
@@ -18,7 +15,6 @@ from inplace_lint.facts.summaries import (
     returns,
 )
 from inplace_lint.facts.syntax import (
-    _copies,
     _is_static,
     _tensor_names,
 )
@@ -71,6 +67,7 @@ class Writes(AnalyzerBase):
             param=param,
             path=tuple(self._path),
             shape_only=values_kept,
+            in_state_update=scope.ctx.state_update,
         )
         written_name = self._written_name(target_node)
         group_ids = self._bump_versions(write, tensors, written_name, extra)
@@ -229,7 +226,7 @@ class Writes(AnalyzerBase):
                     break
         else:
             self._note_arg_write(write, tensors)
-        if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.exempt_data:
+        if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.no_grad:
             graph = [v for v in tensors if not v.leaf]
             if graph and any(self._group_in_graph(v) for v in graph):
                 scope.hidden.append(_Pending(groups, write, write.seq, None))
@@ -242,25 +239,20 @@ class Writes(AnalyzerBase):
         ctx = scope.ctx
         for value in tensors:
             if value.origin == "arg" and self._still_bound(value):
-                exempt = (
-                    ctx.exempt_args
-                    or ("it runs under no_grad" if scope.no_grad else "")
-                    or ("it is guarded by an inplace flag" if self._inplace_guard.depth else "")
-                    or ("it copies into the argument, a destination" if _copies(write) else "")
-                    or ("it zeroes padding, which callers do not read" if _pads(write) else "")
-                )
                 self.facts.arg_writes.append(
                     ev.ArgWrite(
                         write,
                         ctx.name,
                         value.arg_name,
                         self._param_index(value.arg_name),
-                        exempt,
+                        ctx.exempt_args,
                         evidence=value.sure or self._tensor_evidence(value.arg_name),
                         qualified=f"{ctx.cls.name}.{ctx.name}" if ctx.cls else ctx.name,
                         role=ctx.role,
                         side_effect=self._side_effect(value.arg_name, write.name),
                         groups=frozenset(v.group.id for v in tensors),
+                        under_no_grad=scope.no_grad,
+                        inplace_guarded=bool(self._inplace_guard.depth),
                     )
                 )
                 return
