@@ -12,8 +12,14 @@ from inplace_lint.facts.syntax import copies_into
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
-    seen: set[int] = set()
-    # A caller in this file passes a leaf that requires grad: torch raises at the call.
+    seen: set[int] = set()  # write nodes already reported, by the first reason found
+    yield from _leaf_passed(facts, seen)
+    yield from _caller_harmed(facts, seen)
+    yield from _no_caller_to_judge(facts, seen)
+
+
+def _leaf_passed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
+    """A caller in this file passes a leaf that requires grad: torch raises at the call."""
     for event in facts.leaf_arg_writes:
         write = event.write
         if write.via_call is None or id(write.node) in seen:
@@ -28,7 +34,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         )
         related = ((write.via_call, f"called with `{event.leaf}` here"),)
         yield RawFinding("IPL004", write.node, write.stmt, message, related)
-    # A caller in this file is harmed: its tensor was saved for backward or is read again.
+
+
+def _caller_harmed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
+    """A caller in this file is harmed: its tensor was saved for backward or is read again."""
     for event in facts.saved_overwrites:
         write = event.write
         if write.via_call is None or write.hidden or id(write.node) in seen:
@@ -65,7 +74,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             (read.read, f"caller reads `{read.name}` again here"),
         )
         yield RawFinding("IPL004", write.node, write.stmt, message, related)
-    # No caller in this file to judge by: report helpers that are not in-place by contract.
+
+
+def _no_caller_to_judge(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
+    """No caller in this file to judge by: report helpers that are not in place by contract."""
     for event in facts.arg_writes:
         write = event.write
         if id(write.node) in seen:
