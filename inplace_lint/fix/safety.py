@@ -1,0 +1,291 @@
+"""Whether an out-of-place rewrite can change what correct code computes.
+
+A rewrite is safe when the written name is a local whose every earlier binding is a fresh
+tensor and whose earlier uses create no alias (no view, no container, no call that might
+keep it, no closure), outside ``no_grad``. The word lists below are the evidence the
+judgement reads; they are vetted by hand because the op table does not say which ops never
+return their input or a view of it (``contiguous``, ``to`` may return ``self``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from inplace_lint.fix.tree import FixTree, ScopeIndex
+from inplace_lint.outofplace import is_inplace_name, is_self, keyword
+
+__all__ = ["FRESH", "FRESH_MODULES", "SCOPES", "SafetyAnalysis"]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Out-of-place tensor operations that always return a new tensor (never a view or ``self``);
+#: ``name_`` is an in-place twin with the same signature where it exists.
+FRESH = _words(
+    """
+    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr asin asinh atan atan2
+    atanh baddbmm bernoulli bitwise_and bitwise_not bitwise_or bitwise_xor bmm cat ceil celu clamp
+    clamp_max clamp_min clip clone concat concatenate cos cosh cross cummax cummin cumprod cumsum
+    deg2rad digamma div divide dot einsum elu eq erf erfc erfinv exp exp2 expm1 eye fix flip
+    float_power floor floor_divide fmax fmin fmod frac full full_like gather ge gelu gt hardshrink
+    hardsigmoid hardswish hardtanh heaviside hypot i0 index_add index_copy index_fill index_put
+    index_select isfinite isinf isnan layer_norm le leaky_relu lerp lgamma linear log log10 log1p
+    log2 log_softmax logaddexp logical_and logical_not logical_or logical_xor logit logsigmoid
+    logsumexp lt masked_fill masked_scatter masked_select matmul maximum mean minimum mish mm mul
+    multiply mv nan_to_num ne neg negative norm normalize ones ones_like outer pow prod rad2deg
+    rand rand_like randint randint_like randn randn_like reciprocal relu relu6 remainder renorm
+    repeat repeat_interleave roll round rrelu rsqrt scatter scatter_add scatter_reduce selu sgn
+    sigmoid sign silu sin sinc sinh softmax softmin softplus softshrink sqrt square stack std sub
+    subtract sum tan tanh tensor threshold tril triu true_divide trunc var where xlogy zeros
+    zeros_like conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d
+    batch_norm group_norm instance_norm embedding one_hot cosine_similarity cdist linspace arange
+    empty empty_like logspace
+    """
+)
+
+#: Tensor methods and attributes that read metadata or values without aliasing the storage.
+_META = _words(
+    """
+    shape dtype device ndim requires_grad is_leaf grad_fn grad layout is_cuda size dim numel
+    nelement item tolist stride element_size is_contiguous is_floating_point is_complex data_ptr
+    get_device storage_offset any all argmax argmin max min count_nonzero allclose equal isclose
+    """
+)
+
+#: Builtins that take a tensor without keeping a reference to it.
+_SAFE_BUILTINS = _words(
+    "len print float int bool str repr format isinstance type id hash round abs"
+)
+
+#: ``nn`` modules whose output is always a new tensor (never their input).
+FRESH_MODULES = _words(
+    """
+    Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+    BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm InstanceNorm1d InstanceNorm2d
+    InstanceNorm3d Sigmoid Tanh Softmax LogSoftmax Softplus GELU Embedding MaxPool1d MaxPool2d
+    MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d
+    LogSigmoid Softsign Tanhshrink
+    """
+)
+
+_GRAD_OFF = ("no_grad", "inference_mode", "set_grad_enabled")
+
+SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class SafetyAnalysis(FixTree):
+    """The safety judgements of the autofix, over one module's tree."""
+
+    def grad_off(self, node: cst.CSTNode) -> bool:
+        """``node`` runs under ``no_grad``/``inference_mode`` as far as the text shows."""
+        for parent in self.ancestors(node):
+            if isinstance(parent, cst.With):
+                for item in parent.items:
+                    if any(word in _source(item.item) for word in _GRAD_OFF):
+                        return True
+            if isinstance(parent, cst.FunctionDef):
+                for decorator in parent.decorators:
+                    if any(word in _source(decorator.decorator) for word in _GRAD_OFF):
+                        return True
+        return False
+
+    def is_fresh(self, node: cst.BaseExpression) -> bool:
+        """``node`` always evaluates to a tensor that no other name holds."""
+        if isinstance(node, cst.BinaryOperation | cst.Comparison):
+            return True
+        if isinstance(node, cst.UnaryOperation):
+            return not isinstance(node.operator, cst.Plus)
+        if not isinstance(node, cst.Call):
+            return False
+        if keyword(node, "out") is not None:
+            return False
+        flag = keyword(node, "inplace")
+        if flag is not None and not (
+            isinstance(flag.value, cst.Name) and flag.value.value == "False"
+        ):
+            return False
+        func = node.func
+        qualified = self.qualified(func)
+        if qualified is not None:
+            return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH
+        if isinstance(func, cst.Attribute):  # a tensor method; ``self.relu(x)`` is a module
+            root = func.value
+            while isinstance(root, cst.Attribute | cst.Call | cst.Subscript):
+                root = root.func if isinstance(root, cst.Call) else root.value
+            return func.attr.value in FRESH and not is_self(root)
+        return False
+
+    def rebind_is_safe(self, name: str, site: cst.CSTNode) -> bool:
+        """Rebinding ``name`` instead of writing to its tensor at ``site`` changes nothing else.
+
+        True when ``name`` is a local (not a parameter, global or closure variable), every
+        binding that can reach ``site`` is a fresh tensor, and no use that can run before
+        ``site`` hands the tensor to anything that could keep it (another name, a view, a
+        container, an unknown call), and the write is not under ``no_grad``.
+        """
+        if self.grad_off(site):
+            return False
+        scope: cst.CSTNode | None = None
+        for parent in self.ancestors(site):
+            if isinstance(parent, (*_COMPREHENSIONS, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(parent, cst.FunctionDef | cst.Module):
+                scope = parent
+                break
+        if scope is None:
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params]
+            for extra in (params.star_arg, params.star_kwarg):
+                if isinstance(extra, cst.Param):
+                    every.append(extra)
+            if any(p.name.value == name for p in every):
+                return False
+        here = self.pos[site].start
+        loops = [self.pos[a] for a in self.ancestors(site) if isinstance(a, cst.For | cst.While)]
+        site_nodes = set(_walk(site))
+        bound_before = False
+        names, declared = self._scope_index(scope)
+        if name in declared:
+            return False
+        for node, nested in names.get(name, ()):
+            if self._not_a_variable(node):
+                continue
+            if nested:
+                return False  # a closure or nested class may keep the tensor
+            if node in site_nodes:
+                continue
+            where = self.pos.get(node)
+            if where is None:
+                return False
+            earlier = (where.start.line, where.start.column) < (here.line, here.column)
+            looped = any(_inside(where, loop) for loop in loops)
+            if not (earlier or looped):
+                continue
+            verdict = self._use_is_harmless(node)
+            if verdict is None:
+                return False
+            bound_before = bound_before or (verdict == "bind" and earlier)
+        return bound_before
+
+    def _scope_index(self, scope: cst.CSTNode) -> ScopeIndex:
+        """The ``Name`` nodes of a scope by name (with whether they sit in a nested scope) and
+        the names it declares ``global`` or ``nonlocal``; built once per scope."""
+        cached = self._scopes.get(scope)
+        if cached is not None:
+            return cached
+        names: dict[str, list[tuple[cst.Name, bool]]] = {}
+        declared: set[str] = set()
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        for node, nested in _walk_scope(body):
+            if isinstance(node, cst.Name):
+                names.setdefault(node.value, []).append((node, nested))
+            elif isinstance(node, cst.Global | cst.Nonlocal):
+                declared.update(n.name.value for n in node.names)
+        self._scopes[scope] = (names, declared)
+        return names, declared
+
+    def _self_attributes(self, cls: cst.ClassDef) -> dict[str, list[cst.Attribute]]:
+        """Every ``self.NAME`` in a class, by ``NAME``; built once per class."""
+        cached = self._classes.get(cls)
+        if cached is None:
+            cached = {}
+            for node in _walk(cls):
+                if isinstance(node, cst.Attribute) and is_self(node.value):
+                    cached.setdefault(node.attr.value, []).append(node)
+            self._classes[cls] = cached
+        return cached
+
+    def _not_a_variable(self, name: cst.Name) -> bool:
+        """``obj.name`` and ``f(name=...)`` spell the name without using the variable."""
+        parent = self.parent.get(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            return True
+        return isinstance(parent, cst.Arg) and parent.keyword is name
+
+    def _use_is_harmless(self, name: cst.Name) -> str | None:
+        """``"bind"`` for a fresh binding, ``"use"`` for a use that keeps no alias, else None."""
+        parent = self.parent.get(name)
+        if isinstance(parent, cst.AssignTarget):
+            assign = self.parent.get(parent)
+            if isinstance(assign, cst.Assign) and self.is_fresh(assign.value):
+                return "bind"
+            return None
+        if isinstance(parent, cst.AnnAssign) and parent.target is name:
+            return "bind" if parent.value is not None and self.is_fresh(parent.value) else None
+        if isinstance(parent, cst.AugAssign) and parent.target is name:
+            return "use"
+        if isinstance(parent, cst.NamedExpr):
+            return "bind" if parent.target is name and self.is_fresh(parent.value) else None
+        if isinstance(parent, cst.Attribute) and parent.value is name:
+            outer = self.parent.get(parent)
+            attr = parent.attr.value
+            if isinstance(outer, cst.Call) and outer.func is parent:
+                if attr in _META or (attr in FRESH and keyword(outer, "out") is None):
+                    return "use"
+                if is_inplace_name(attr) and self.is_statement(outer):
+                    return "use"
+                return None
+            return "use" if attr in _META else None
+        if isinstance(parent, cst.BinaryOperation | cst.Comparison | cst.ComparisonTarget):
+            return "use"
+        if isinstance(parent, cst.UnaryOperation):
+            return None if isinstance(parent.operator, cst.Plus) else "use"
+        if isinstance(parent, cst.Return | cst.Expr | cst.If | cst.While | cst.Del):
+            return "use"
+        if isinstance(parent, cst.FormattedStringExpression):
+            return "use"
+        if isinstance(parent, cst.Arg) and parent.value is name:
+            call = self.parent.get(parent)
+            if not isinstance(call, cst.Call):
+                return None
+            func = call.func
+            if isinstance(func, cst.Name) and func.value in _SAFE_BUILTINS - self.aliases.keys():
+                return "use"
+            return "use" if self.is_fresh(call) else None
+        if isinstance(parent, cst.Element):
+            sequence = self.parent.get(parent)
+            arg = self.parent.get(sequence) if sequence is not None else None
+            call = self.parent.get(arg) if isinstance(arg, cst.Arg) else None
+            if isinstance(sequence, cst.List | cst.Tuple) and isinstance(call, cst.Call):
+                return "use" if self.is_fresh(call) else None
+        return None
+
+
+# --------------------------------------------------------------------------- plain helpers
+
+
+def _source(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _inside(inner: CodeRange, outer: CodeRange) -> bool:
+    a = (inner.start.line, inner.start.column)
+    b = (outer.start.line, outer.start.column)
+    c = (outer.end.line, outer.end.column)
+    return b <= a <= c
+
+
+def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+def _walk_scope(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
+    """Nodes under ``root``, each with whether it sits in a nested function, lambda or class."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, nested = stack.pop()
+        yield node, nested
+        inner = nested or (node is not root and isinstance(node, SCOPES))
+        stack.extend((child, inner) for child in node.children)
