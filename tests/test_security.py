@@ -10,7 +10,9 @@ import importlib.util
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -121,18 +123,47 @@ def test_the_language_server_does_not_run_the_code(tmp_path: Path) -> None:
         {"id": 2, "method": "shutdown", "params": None},
         {"method": "exit", "params": None},
     ]
-    stream = b""
-    for message in messages:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        stream += b"Content-Length: %d\r\n\r\n" % len(body) + body
-    proc = subprocess.run(
-        [sys.executable, "-m", "inplace_lint", "lsp"],
-        cwd=tmp_path,
-        input=stream,
-        capture_output=True,
-        timeout=120,
-    )
-    assert b"Traceback" not in proc.stderr, proc.stderr
+
+    def frame(batch: list[dict[str, object]]) -> bytes:
+        bodies = [json.dumps({"jsonrpc": "2.0", **message}).encode() for message in batch]
+        return b"".join(b"Content-Length: %d\r\n\r\n" % len(b) + b for b in bodies)
+
+    def read(stream: IO[bytes]) -> dict[str, Any]:
+        headers = b""
+        while not headers.endswith(b"\r\n\r\n"):
+            byte = stream.read(1)
+            assert byte, "the language server closed its output"
+            headers += byte
+        length = int(headers.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        reply: dict[str, Any] = json.loads(stream.read(length))
+        return reply
+
+    with (tmp_path / "stderr").open("w+b") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "inplace_lint", "lsp"],
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+        watchdog = threading.Timer(120, proc.kill)  # a silent server fails the test, not hangs it
+        watchdog.start()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(frame(messages[:-2]))
+        proc.stdin.flush()
+        # the server started, and published its findings for the evil file before shutting down
+        assert "capabilities" in read(proc.stdout)["result"]
+        reply = read(proc.stdout)
+        while reply.get("method") != "textDocument/publishDiagnostics":
+            reply = read(proc.stdout)
+        assert reply["params"]["uri"] == uri
+        assert "IPL001" in [d["code"] for d in reply["params"]["diagnostics"]]
+        proc.stdin.write(frame(messages[-2:]))
+        proc.stdin.close()
+        assert proc.wait(timeout=120) == 0
+        watchdog.cancel()
+        stderr.seek(0)
+        assert b"Traceback" not in stderr.read()
     assert not marker.exists()
 
 
