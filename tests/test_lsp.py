@@ -1,4 +1,9 @@
-"""The language server, end to end: a real client (pytest-lsp) drives ``inplace-lint lsp``."""
+"""The language server, end to end: a real client (pytest-lsp) drives ``inplace-lint lsp``.
+
+Most tests share one server process per module (each opens its own documents, under its own
+folder, and closes them afterwards); the tests that need other client capabilities or
+initialization options start their own.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import asyncio
 import os
 import sys
 import textwrap
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +27,11 @@ from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES  # noqa: E402
 
 from inplace_lint import catalogue  # noqa: E402
+from inplace_lint.finding import Finding, Fix, Position  # noqa: E402
+from inplace_lint.lsp.hover import HOVER_LIMIT, hover_markdown  # noqa: E402
+
+#: every test runs on the module's event loop, where the shared server's client lives
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0
@@ -53,19 +64,26 @@ class Client(LanguageClient):
     """pytest-lsp's client, also keeping every publishDiagnostics and registration."""
 
     published: list[types.PublishDiagnosticsParams]
+    #: when each of ``published`` arrived (``time.monotonic()``)
+    arrivals: list[float]
     registrations: list[types.Registration]
+    #: documents opened and not yet closed
+    opened: set[str]
 
 
 def _make_client() -> Client:
     client = Client(converter_factory=default_converter)
     client.published = []
+    client.arrivals = []
     client.registrations = []
+    client.opened = set()
     for method, handler in DEFAULT_CLIENT_FEATURES.items():
         if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
             client.feature(method)(handler)
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def _publish(ls: Client, params: types.PublishDiagnosticsParams) -> None:
+        ls.arrivals.append(time.monotonic())
         ls.published.append(params)
         ls.diagnostics[params.uri] = params.diagnostics
 
@@ -91,14 +109,25 @@ def _init_params(root: Path, client: str = "neovim@v0.10.0") -> types.Initialize
     )
 
 
-@pytest_lsp.fixture(config=CONFIG)
-async def client(lsp_client: Client, tmp_path: Path):
-    await lsp_client.initialize_session(_init_params(tmp_path))
+@pytest_lsp.fixture(config=CONFIG, scope="module")
+async def shared_server(lsp_client: Client, tmp_path_factory: pytest.TempPathFactory):
+    await lsp_client.initialize_session(_init_params(tmp_path_factory.mktemp("workspace")))
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=CONFIG)
+@pytest.fixture
+def client(shared_server: Client) -> Iterator[Client]:
+    """The module's server; the documents a test opened are closed after it."""
+    yield shared_server
+    for uri in sorted(shared_server.opened):
+        shared_server.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+        )
+    shared_server.opened.clear()
+
+
+@pytest_lsp.fixture(config=CONFIG, loop_scope="module")
 async def vscode(lsp_client: Client, tmp_path: Path):
     await lsp_client.initialize_session(_init_params(tmp_path, "visual-studio-code"))
     yield
@@ -132,14 +161,23 @@ async def _diagnostics(
     return list(params.diagnostics)
 
 
-def _open(client: Client, uri: str, text: str, version: int = 1) -> int:
+def _open(client: Client, uri: str, text: str, version: int = 1, language: str = "python") -> int:
     mark = len(client.published)
+    client.opened.add(uri)
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+            types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
         )
     )
     return mark
+
+
+def _arrival(client: Client, uri: str, version: int) -> float:
+    """When the diagnostics for ``uri`` at ``version`` arrived."""
+    for params, arrived in zip(client.published, client.arrivals, strict=True):
+        if params.uri == uri and params.version == version:
+            return arrived
+    raise AssertionError(f"no diagnostics for {uri} v{version}")
 
 
 def _edit(client: Client, uri: str, version: int, edits: list[types.TextEdit]) -> int:
@@ -195,7 +233,7 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_open_publishes_diagnostics_from_the_buffer(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()  # never written to disk: the buffer is linted
     diagnostics = await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
@@ -213,25 +251,24 @@ async def test_open_publishes_diagnostics_from_the_buffer(client: Client, tmp_pa
     assert "saved for backward" in related.message
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_untitled_buffers_and_other_languages(client: Client, tmp_path: Path):
     untitled = "untitled:Untitled-1"
     assert len(await _diagnostics(client, untitled, 1, _open(client, untitled, MODEL))) == 2
     notes = (tmp_path / "notes.md").as_uri()
-    mark = len(client.published)
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri=notes, language_id="markdown", version=1, text=MODEL)
-        )
-    )
+    mark = _open(client, notes, MODEL, language="markdown")
     hover = await client.text_document_hover_async(
         types.HoverParams(types.TextDocumentIdentifier(uri=notes), types.Position(11, 9))
     )
     assert hover is None
+    # a Python document opened after it is linted after it: once its diagnostics are in, the
+    # server has long decided about the Markdown one
+    after = (tmp_path / "after.py").as_uri()
+    assert len(await _diagnostics(client, after, 1, _open(client, after, MODEL))) == 2
     assert not [p for p in client.published[mark:] if p.uri == notes]
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_edits_update_diagnostics_and_close_clears_them(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
@@ -256,7 +293,7 @@ async def test_edits_update_diagnostics_and_close_clears_them(client: Client, tm
     assert await _diagnostics(client, uri, None, mark) == []
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_rapid_edits_publish_only_the_latest_text(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
@@ -274,7 +311,7 @@ async def test_rapid_edits_publish_only_the_latest_text(client: Client, tmp_path
     assert set(versions) <= {2, 4}
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_noqa_code_action_silences_the_finding(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     text = MODEL.replace("gate.mul_(2)", "gate.mul_(2)  # noqa: IPL002")
@@ -304,7 +341,7 @@ async def test_noqa_code_action_silences_the_finding(client: Client, tmp_path: P
     assert "gate.mul_(2)  # noqa: IPL002,IPL001\n" in text  # appended to the existing list
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_fix_code_action_rewrites_the_hazard(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     text = MODEL.replace(
@@ -334,7 +371,7 @@ async def test_fix_code_action_rewrites_the_hazard(client: Client, tmp_path: Pat
     assert _spans(remaining) == [("IPL001", *GATE_MUL)]
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_code_actions_for_a_range_without_context(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
@@ -362,8 +399,8 @@ async def test_code_actions_for_a_range_without_context(client: Client, tmp_path
     assert not refactors
 
 
-@pytest.mark.asyncio
-async def test_hover_shows_the_rule_page(client: Client, tmp_path: Path):
+@in_module_loop
+async def test_hover_shows_the_finding_and_the_rules_summary(client: Client, tmp_path: Path):
     uri = (tmp_path / "gate.py").as_uri()
     await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
     line, start, end = MASKED_FILL
@@ -374,11 +411,16 @@ async def test_hover_shows_the_rule_page(client: Client, tmp_path: Path):
     assert isinstance(hover.contents, types.MarkupContent)
     assert hover.contents.kind == types.MarkupKind.Markdown
     value = hover.contents.value
-    page = catalogue.page("IPL001")
-    assert page is not None
     assert value.startswith("**IPL001** (saved-for-backward): `attn.masked_fill_()`")
-    assert catalogue.url("IPL001") in value
-    assert page.strip().splitlines()[0] in value
+    # the page's opening paragraph and a link to the whole page, not the page itself
+    assert catalogue.description("IPL001") in value
+    assert f"[IPL001 saved-for-backward: the full rule page]({catalogue.url('IPL001')})" in value
+    assert (
+        "Quick fix: Replace `attn.masked_fill_(...)` with `attn = attn.masked_fill(...)`" in value
+    )
+    page = catalogue.page("IPL001")
+    assert page is not None and len(page) > 4 * len(value)
+    assert len(value) <= HOVER_LIMIT and "## Examples" not in value
     assert hover.range == types.Range(types.Position(line, start), types.Position(line, end))
     nothing = await client.text_document_hover_async(
         types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(0, 2))
@@ -386,7 +428,24 @@ async def test_hover_shows_the_rule_page(client: Client, tmp_path: Path):
     assert nothing is None
 
 
-@pytest.mark.asyncio
+def test_the_hover_stays_bounded_however_long_or_many_the_findings() -> None:
+    at = Position(3, 5)
+    long = Finding("m.py", at, at, "IPL002", "`x` " + "is read again " * 2000)
+    text = hover_markdown([long])
+    assert len(text) <= HOVER_LIMIT
+    assert text.startswith("**IPL002** (stale-read): `x` is read again")
+    assert "…" in text and catalogue.url("IPL002") in text  # the message is cut, not the link
+    unsafe = Fix("Replace `x.relu_()` with `x = x.relu()`", (), safe=False)
+    many = [Finding("m.py", at, at, "IPL001", f"finding {n}", fix=unsafe) for n in range(40)]
+    text = hover_markdown(many)
+    assert len(text) <= HOVER_LIMIT
+    assert text.startswith("**IPL001** (saved-for-backward): finding 0")
+    assert "Unsafe quick fix (it can change what other code sees)" in text
+    shown = text.count("**IPL001**")
+    assert 1 <= shown < 40 and text.endswith(f"*{40 - shown} more findings here*")
+
+
+@in_module_loop
 async def test_broken_document_gets_one_ipl999_and_the_server_keeps_serving(
     client: Client, tmp_path: Path
 ):
@@ -402,14 +461,16 @@ async def test_broken_document_gets_one_ipl999_and_the_server_keeps_serving(
     hover = await client.text_document_hover_async(
         types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(9, 20))
     )
-    assert hover is not None and "IPL999" in str(hover.contents)
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.value.startswith("**IPL999** (cannot-parse): cannot parse")
+    assert catalogue.url("IPL999") in hover.contents.value
     # fix the typo: back to the two real findings
     mark = _edit(client, uri, 2, [_replace(9, 29, 30, "):")])
     diagnostics = await _diagnostics(client, uri, 2, mark)
     assert _spans(diagnostics) == [("IPL001", *MASKED_FILL), ("IPL001", *GATE_MUL)]
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_columns_are_utf16_code_units(client: Client, tmp_path: Path):
     uri = (tmp_path / "emoji.py").as_uri()
     text = MODEL.replace(
@@ -420,7 +481,7 @@ async def test_columns_are_utf16_code_units(client: Client, tmp_path: Path):
     assert _spans(diagnostics)[0] == ("IPL001", 11, 21, 49)
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_workspace_config_is_honoured_and_reloaded(client: Client, tmp_path: Path):
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[tool.inplace-lint]\nignore = ["IPL001"]\n', encoding="utf-8")
@@ -453,7 +514,7 @@ async def test_workspace_config_is_honoured_and_reloaded(client: Client, tmp_pat
     assert await _diagnostics(client, vendored, 1, _open(client, vendored, MODEL)) == []
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_broken_config_falls_back_to_defaults_with_a_message(client: Client, tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.inplace-lint]\nselect = ["NOPE1"]\n', encoding="utf-8"
@@ -466,7 +527,7 @@ async def test_broken_config_falls_back_to_defaults_with_a_message(client: Clien
     assert message[0].type == types.MessageType.Warning
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_save_relints_and_watches_pyproject(vscode: Client, tmp_path: Path):
     await _until(lambda: vscode.registrations, "a file-watch registration")
     (registration,) = vscode.registrations
@@ -480,7 +541,7 @@ async def test_save_relints_and_watches_pyproject(vscode: Client, tmp_path: Path
     assert len(await _diagnostics(vscode, uri, 1, mark)) == 2
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_bad_requests_get_errors_and_the_server_keeps_answering(
     client: Client, tmp_path: Path
 ):
@@ -512,36 +573,45 @@ async def test_bad_requests_get_errors_and_the_server_keeps_answering(
     assert hover is not None
 
 
-@pytest_lsp.fixture(config=CONFIG)
+#: The debounce window the ``slow_debounce`` server is given, in seconds.
+WINDOW = 2.0
+
+
+@pytest_lsp.fixture(config=CONFIG, loop_scope="module")
 async def slow_debounce(lsp_client: Client, tmp_path: Path):
     params = _init_params(tmp_path)
-    params.initialization_options = {"debounceMs": 2000}
+    params.initialization_options = {"debounceMs": WINDOW * 1000}
     await lsp_client.initialize_session(params)
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest.mark.asyncio
+@in_module_loop
 async def test_an_edit_after_a_pause_is_linted_at_once_and_a_burst_waits(
     slow_debounce: Client, tmp_path: Path
 ):
     client = slow_debounce
     uri = (tmp_path / "gate.py").as_uri()
     await _diagnostics(client, uri, 1, _open(client, uri, MODEL))
-    await asyncio.sleep(2.1)  # a quiet spell longer than the debounce
-    loop = asyncio.get_running_loop()
+    # the quiet spell: the open's lint began before its diagnostics arrived, so once a window
+    # has passed since they arrived, more than a window has passed since that lint began
+    quiet_from = _arrival(client, uri, 1) + WINDOW
+    await asyncio.sleep(max(0.0, quiet_from - time.monotonic()) + 0.05)
     line, start, end = MASKED_FILL
-    began = loop.time()
     fixed = _replace(line, start, end, "attn = attn.masked_fill(mask, 0.0)")
+    sent = time.monotonic()
     diagnostics = await _diagnostics(client, uri, 2, _edit(client, uri, 2, [fixed]))
-    leading = loop.time() - began
     assert _spans(diagnostics) == [("IPL001", *GATE_MUL)]
-    # right after that lint began: the next edit waits for the typing to pause
-    began = loop.time()
+    # a debounced lint cannot be published before a window has passed: this one was not
+    leading = _arrival(client, uri, 2) - sent
+    assert leading < WINDOW, f"the edit after a pause waited {leading:.2f} s"
+
+    # the next edit comes within a window of that lint's start: it waits for the window
     line, start, end = GATE_MUL
-    diagnostics = await _diagnostics(
-        client, uri, 3, _edit(client, uri, 3, [_replace(line, start, end, "gate = gate * 2")])
-    )
-    trailing = loop.time() - began
-    assert diagnostics == []
-    assert leading < 1.5 <= trailing, (leading, trailing)
+    burst = time.monotonic()
+    assert burst - sent < WINDOW, "too slow to test the burst: the window had passed"
+    edit = _replace(line, start, end, "gate = gate * 2")
+    assert await _diagnostics(client, uri, 3, _edit(client, uri, 3, [edit])) == []
+    trailing = _arrival(client, uri, 3) - burst
+    assert trailing >= WINDOW, f"the edit in a burst was linted after {trailing:.2f} s"
+    assert [p.version for p in client.published if p.uri == uri] == [1, 2, 3]

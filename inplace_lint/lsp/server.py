@@ -1,4 +1,4 @@
-"""The language server: diagnostics, quick fixes and rule pages over stdio (pygls 2).
+"""The language server: diagnostics, quick fixes and rule summaries over stdio (pygls 2).
 
 Documents are linted from the editor's buffer, never from disk, and never imported or run.
 Linting happens on one worker thread, so the event loop keeps answering while a large file is
@@ -29,11 +29,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from inplace_lint import __version__, catalogue
+from inplace_lint import __version__
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.engine import MAX_BYTES, lint_source
 from inplace_lint.finding import Finding, Position
 from inplace_lint.lsp.actions import noqa_edit, split_lines
+from inplace_lint.lsp.hover import hover_markdown
 from inplace_lint.lsp.settings import ConfigCache
 from inplace_lint.reparse import StatementReuse
 from inplace_lint.report import lsp as report
@@ -328,23 +329,23 @@ class InplaceLintServer(LanguageServer):
         return actions
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
-        """The finding's message and its rule page, for a position inside a diagnostic."""
+        """The findings at a position: message, rule summary and a link to the rule page."""
         result = self.results.get(params.text_document.uri)
         if result is None:
             return None
         at = (params.position.line, params.position.character)
-        parts: list[str] = []
-        hit: dict[str, Any] | None = None
+        hits: list[Finding] = []
+        span: dict[str, Any] | None = None
         for finding, diagnostic in zip(result.findings, result.diagnostics, strict=True):
             if not _contains(diagnostic["range"], at):
                 continue
-            hit = hit or diagnostic["range"]
-            parts.append(_hover_text(finding))
-        if hit is None:
+            span = span or diagnostic["range"]
+            hits.append(finding)
+        if span is None:
             return None
         return types.Hover(
-            contents=types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)),
-            range=_converter.structure(hit, types.Range),
+            contents=types.MarkupContent(types.MarkupKind.Markdown, hover_markdown(hits)),
+            range=_converter.structure(span, types.Range),
         )
 
 
@@ -359,15 +360,6 @@ def _unlintable(text: str) -> tuple[int, str] | None:
         if size > MAX_BYTES:
             return 1, f"cannot parse: file too large ({size} bytes)"
     return None
-
-
-def _hover_text(finding: Finding) -> str:
-    name = catalogue.rule_name(finding.code) or "unknown rule"
-    head = f"**{finding.code}** ({name}): {finding.message}"
-    page = catalogue.page(finding.code)
-    if page is None:
-        return head
-    return f"{head}\n\n[Rule page]({catalogue.url(finding.code)})\n\n---\n\n{page.strip()}"
 
 
 def _workspace_edit(uri: str, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
