@@ -174,7 +174,7 @@ def test_malformed_messages_get_json_rpc_errors_and_the_server_keeps_serving(
 
 def test_the_server_never_runs_the_code_it_lints(server: RawServer, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    text = f"import torch\nopen({str(marker)!r}, 'w').close()\nx = torch.ones(2)\nx.add_(1)\n"
+    text = f"{SOURCE}\nopen({str(marker)!r}, 'w').close()\nraise SystemExit(3)\n"
     uri = (tmp_path / "side_effect.py").as_uri()
     server.send(
         {
@@ -185,9 +185,12 @@ def test_the_server_never_runs_the_code_it_lints(server: RawServer, tmp_path: Pa
             },
         }
     )
-    server.expect(lambda r: r.get("method") == "textDocument/publishDiagnostics")
-    server.send(_hover(1, uri, 0, 0))
-    server.answer(1)
+    # the server started and linted the file: the hazard in it is reported
+    published = server.expect(lambda r: r.get("method") == "textDocument/publishDiagnostics")
+    assert published["params"]["uri"] == uri
+    assert [d["code"] for d in published["params"]["diagnostics"]] == ["IPL001"]
+    server.send(_hover(1, uri, 11, 9))
+    assert "IPL001" in server.answer(1)["result"]["contents"]["value"]
     assert not marker.exists()
 
 
