@@ -210,3 +210,22 @@ def test_a_null_byte_is_one_ipl999(server: RawServer, tmp_path: Path) -> None:
     (diagnostic,) = reply["params"]["diagnostics"]
     assert diagnostic["code"] == "IPL999" and diagnostic["range"]["start"]["line"] == 2
     assert "null byte" in diagnostic["message"]
+
+
+def test_the_module_entry_point_has_help_and_refuses_arguments(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "inplace_lint.lsp"]
+    shown = subprocess.run(
+        [*command, "--help"], capture_output=True, text=True, env=env, timeout=TIMEOUT
+    )
+    assert shown.returncode == 0 and shown.stderr == ""
+    assert shown.stdout.startswith("usage: python -m inplace_lint.lsp\n")
+    assert "docs/editors.md" in shown.stdout
+    refused = subprocess.run(
+        [*command, "--stdio"], capture_output=True, text=True, env=env, timeout=TIMEOUT
+    )
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr == "inplace-lint: error: 'lsp' takes no arguments, got '--stdio'\n"
+    # an editor that goes away (its end of stdin closed) ends the server quietly
+    ended = subprocess.run(command, input=b"", capture_output=True, env=env, timeout=TIMEOUT)
+    assert (ended.returncode, ended.stdout, ended.stderr) == (0, b"", b"")
