@@ -230,7 +230,10 @@ def _run_neovim(nvim: str, tmp_path: Path) -> dict[str, Any]:
     )
     assert result.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr}"
     recorded: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
-    assert "error" not in recorded, (recorded, proc.stderr)
+    if "error" in recorded:
+        steps = ", ".join(recorded["steps"]) or "nothing"
+        offered = recorded.get("offered")
+        pytest.fail(f"in Neovim: {recorded['error']} (done: {steps}; menu: {offered})")
     return recorded
 
 
