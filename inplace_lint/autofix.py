@@ -29,7 +29,7 @@ import libcst as cst
 
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config
-from inplace_lint.engine import FileResult, lint_source
+from inplace_lint.engine import FileResult, lint_bytes, lint_source
 from inplace_lint.finding import Edit, Finding, Position
 from inplace_lint.source import DecodeError, decode
 
@@ -319,7 +319,7 @@ def fix_file(
     """Fix one file on disk; with ``write`` the new bytes replace it atomically.
 
     The file is not written when it cannot be read, decoded or parsed, when nothing applies, or
-    when its bytes changed between reading and writing.
+    when its bytes changed between reading and writing. A notebook's cells are fixed in place.
     """
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -327,14 +327,19 @@ def fix_file(
         data = path.read_bytes()
     except OSError as exc:
         return FileFix(display, error=f"cannot read {display}: {exc.strerror or exc}")
-    result, new = fix_bytes(data, display, codes, unsafe)
+    if path.suffix.lower() == ".ipynb":
+        from inplace_lint.notebook import fix_notebook  # notebook.py builds on this module
+
+        result, new = fix_notebook(data, display, codes, unsafe)
+    else:
+        result, new = fix_bytes(data, display, codes, unsafe)
     if not write or new == data or result.error is not None:
         return result
     problem = _write_atomic(path, new, data)
     if problem is not None:
         result.error = f"{display}: not fixed: {problem}"
         result.after, result.applied = result.before, []
-        result.remaining = lint_source(result.before, display, codes)
+        result.remaining = lint_bytes(data, display, codes)
     else:
         result.written = True
     return result
@@ -380,6 +385,15 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
+def _diff(path: str, before: str, after: str) -> str:
+    """The diff of a fix; a notebook's is one per changed cell."""
+    if path.lower().endswith(".ipynb"):
+        from inplace_lint import notebook
+
+        return notebook.unified_diff(path, before, after)
+    return unified_diff(path, before, after)
+
+
 def _keepends(text: str) -> list[str]:
     starts = _line_starts(text)
     pieces = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
@@ -420,7 +434,7 @@ def fix_results(
         if outcome.changed:
             report.fixed += len(outcome.applied)
             report.files += 1
-            report.diffs.append(unified_diff(result.path, outcome.before, outcome.after))
+            report.diffs.append(_diff(result.path, outcome.before, outcome.after))
         remaining = outcome.remaining if write else result.findings
         report.results.append(FileResult(result.path, tuple(remaining)))
     return report

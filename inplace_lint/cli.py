@@ -345,7 +345,7 @@ def _discover(
             and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))  # False on EACCES too
         )
         for name in sorted(files):
-            if not name.endswith(".py"):
+            if not name.endswith((".py", ".ipynb")):  # notebooks too, as ruff does
                 continue
             file = root_path / name
             if excluded(file):

@@ -16,7 +16,7 @@ KNOWN_KEYS = frozenset(
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", "__pycache__", "build",
     "dist", "node_modules", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
-    "*.egg-info", ".inplace-lint-cache", ".eggs", "__pypackages__",
+    "*.egg-info", ".inplace-lint-cache", ".eggs", "__pypackages__", ".ipynb_checkpoints",
 )  # fmt: skip
 
 

@@ -7,7 +7,8 @@ import gc
 import stat
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,9 +33,13 @@ from inplace_lint.source import DecodeError, decode
 
 #: Files larger than this are not parsed (reported as IPL999).
 MAX_BYTES = 20 * 1024 * 1024
+#: The same for notebooks, whose outputs (images) weigh more than their code.
+MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 #: Syntax trees deeper than this are not handed to libcst, whose parser and visitors recurse.
 MAX_DEPTH = 400
 _RECURSION_LIMIT = 20_000
+#: How a message names a line it refers to ("line 67"); a notebook names the cell too.
+LINE_LABEL: ContextVar[Callable[[int], str]] = ContextVar("LINE_LABEL", default=str)
 
 
 @dataclass(frozen=True)
@@ -200,7 +205,14 @@ def _too_deep(tree: ast.AST) -> ast.AST | None:
 
 
 def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> list[Finding]:
-    """Decode (BOM, PEP 263) and lint; undecodable bytes give one IPL999 finding."""
+    """Decode (BOM, PEP 263) and lint; undecodable bytes give one IPL999 finding.
+
+    A ``path`` ending in ``.ipynb`` is read as a Jupyter notebook (see notebook.py).
+    """
+    if path.lower().endswith(".ipynb"):
+        from inplace_lint.notebook import lint_notebook  # notebook.py builds on this module
+
+        return lint_notebook(data, path, codes)
     try:
         text = decode(data).text
     except DecodeError as exc:
@@ -221,7 +233,7 @@ def lint_path(path: Path, display: str, config: Config) -> FileResult:
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
             return FileResult(display, (), error=f"cannot read {display}: not a regular file")
         size = info.st_size
-        if size > MAX_BYTES:
+        if size > (MAX_NOTEBOOK_BYTES if path.suffix.lower() == ".ipynb" else MAX_BYTES):
             finding = _parse_error(display, 1, 1, f"file too large ({size} bytes)")
             return FileResult(display, (finding,))
         data = path.read_bytes()
@@ -308,7 +320,7 @@ def _render(message: Message, positions: Mapping[cst.CSTNode, CodeRange]) -> str
 
 def _line_of(ref: LineOf, positions: Mapping[cst.CSTNode, CodeRange]) -> str:
     where = positions.get(ref.node)
-    return str(where.start.line) if where is not None else "?"
+    return LINE_LABEL.get()(where.start.line) if where is not None else "?"
 
 
 def _statement_lines(

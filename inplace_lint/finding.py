@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, order=True)
 class Position:
-    """A 1-based line and 1-based column in a source file."""
+    """A 1-based line and 1-based column in a source file; in a notebook, ``cell`` is the
+    1-based cell (counting every cell, as ruff does) and the line is within that cell."""
 
     line: int
     column: int
+    cell: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,5 +66,5 @@ class Finding:
     def column(self) -> int:
         return self.start.column
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.start.line, self.start.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.start.cell or 0, self.start.line, self.start.column, self.code)

@@ -107,7 +107,8 @@ def lint_files(
     keys: dict[int, tuple[str, _Stamp]] = {}
     todo: list[int] = []
     for index, (path, display) in enumerate(files):
-        probe = _probe(path) if cache is not None else None
+        # A notebook's findings carry cells, which cache entries do not hold: it is linted anew.
+        probe = _probe(path) if cache is not None and path.suffix != ".ipynb" else None
         if cache is not None and probe is not None:
             data, stamp = probe
             key = cache.key(data, display, config.codes_for(str(path)))

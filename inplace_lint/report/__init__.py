@@ -24,6 +24,10 @@ def render(
     is False when a file could not be read (SARIF records it), ``lines_of`` gives a file's lines
     (``lsp`` counts UTF-16 units with them) and ``root`` anchors SARIF's relative URIs (cwd).
     """
+    if fmt in ("sarif", "github", "lsp") and any(f.start.cell is not None for f in findings):
+        from inplace_lint.notebook import placed_in_file  # these formats address file lines
+
+        findings = placed_in_file(findings, lines_of)
     if fmt == "json":
         from inplace_lint.report.json_format import render_json
 

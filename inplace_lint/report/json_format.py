@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from inplace_lint import catalogue
-from inplace_lint.finding import Finding, Fix
+from inplace_lint.finding import Finding, Fix, Position
 
 #: The JSON Schema the output follows, shipped in the package.
 SCHEMA_RESOURCE = "findings.schema.json"
@@ -20,6 +20,7 @@ def fix_dict(fix: Fix) -> dict[str, Any]:
         "safe": fix.safe,
         "edits": [
             {
+                **_cell(edit.start),
                 "start_line": edit.start.line,
                 "start_column": edit.start.column,
                 "end_line": edit.end.line,
@@ -31,10 +32,19 @@ def fix_dict(fix: Fix) -> dict[str, Any]:
     }
 
 
+def _cell(position: Position) -> dict[str, int]:
+    """``{"cell": N}`` for a position in a notebook's cell, else nothing."""
+    return {"cell": position.cell} if position.cell is not None else {}
+
+
 def finding_dict(finding: Finding) -> dict[str, Any]:
-    """One finding as plain data; lines and columns are 1-based, the end is exclusive."""
+    """One finding as plain data; lines and columns are 1-based, the end is exclusive.
+
+    In a notebook, ``cell`` (1-based) comes with every position, and lines count in the cell.
+    """
     return {
         "path": finding.path,
+        **_cell(finding.start),
         "line": finding.start.line,
         "column": finding.start.column,
         "end_line": finding.end.line,
@@ -45,7 +55,12 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "severity": catalogue.severity(finding.code),
         "url": catalogue.url(finding.code),
         "related": [
-            {"line": r.position.line, "column": r.position.column, "message": r.message}
+            {
+                **_cell(r.position),
+                "line": r.position.line,
+                "column": r.position.column,
+                "message": r.message,
+            }
             for r in finding.related
         ],
         "fix": fix_dict(finding.fix) if finding.fix is not None else None,

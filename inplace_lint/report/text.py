@@ -11,8 +11,9 @@ from inplace_lint.finding import Finding
 
 def format_finding(finding: Finding, source_lines: Sequence[str] | None = None) -> str:
     """One finding, and with ``source_lines`` the offending line with a caret under it."""
-    head = f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {finding.message}"
-    if source_lines is None or not 0 < finding.line <= len(source_lines):
+    cell = f"cell {finding.start.cell}:" if finding.start.cell is not None else ""  # ruff's
+    head = f"{finding.path}:{cell}{finding.line}:{finding.column}: {finding.code} {finding.message}"
+    if source_lines is None or cell or not 0 < finding.line <= len(source_lines):
         return head
     line = source_lines[finding.line - 1].rstrip("\r\n")
     prefix = "".join(ch if ch == "\t" else " " for ch in line[: finding.column - 1])
