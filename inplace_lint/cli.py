@@ -1,4 +1,4 @@
-"""The ``inplace-lint`` command: ``check`` (the default), ``rules`` and ``rule CODE``."""
+"""The ``inplace-lint`` command: check (the default), rules, rule, lsp and confirm."""
 
 from __future__ import annotations
 
@@ -7,17 +7,19 @@ import fnmatch
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inplace_lint import __version__, catalogue
-from inplace_lint.autofix import fix_results
+from inplace_lint.autofix import FixReport, fix_results
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.engine import FileResult, lint_bytes
 from inplace_lint.finding import Finding
 from inplace_lint.report import FORMATS, render
-from inplace_lint.report.text import format_finding, statistics
+from inplace_lint.report.text import format_finding, statistics, summary
 from inplace_lint.runner import default_jobs, lint_files, open_cache
+from inplace_lint.terminal import COLOR_CHOICES, Progress, ReportSink, progress_wanted, use_color
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "rules", "rule", "lsp", "confirm")
@@ -47,27 +49,47 @@ def _codes(value: str) -> list[str]:
     return [part for part in value.replace(" ", ",").split(",") if part]
 
 
+HELP_USAGE = """\
+inplace-lint [check] [options] [PATH ...]
+       inplace-lint rules | rule CODE | lsp | confirm TARGET ..."""
+HELP_COMMANDS = """\
+commands:
+  check [PATH ...]   lint files and folders, recursively over *.py (the default command;
+                     with no PATH it lints the current folder, - reads standard input)
+  rules              list the rules
+  rule CODE          print a rule's page
+  lsp                serve the Language Server Protocol over stdin/stdout
+  confirm TARGET...  run code under torch to confirm or refute findings (executes the code)
+
+'inplace-lint COMMAND -h' shows a command's own help.
+exit codes: 0 no findings, 1 findings, 2 usage, configuration or file errors.
+"""
+RULES_HELP = "usage: inplace-lint rules\n\nList every rule: code, name, on or opt-in, summary.\n"
+RULE_HELP = (
+    "usage: inplace-lint rule CODE\n\n"
+    "Print the page of rule CODE (e.g. IPL001): what it finds, why, examples, its fix.\n"
+)
+LSP_HELP = (
+    "usage: inplace-lint lsp\n\n"
+    "Serve the Language Server Protocol over stdin/stdout: diagnostics as you type, quick\n"
+    "fixes, hover. Needs the lsp extra: pip install 'inplace-lint[lsp]'.\n"
+)
+HELP_FLAGS = ("-h", "--help")
+
+
 def _parser() -> _Parser:
     parser = _Parser(
         prog="inplace-lint",
+        usage=HELP_USAGE,
         description="Find in-place autograd hazards in PyTorch code.",
-        epilog="Commands: check PATH... (default), rules, rule CODE.",
+        epilog=HELP_COMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="files or directories; - for stdin"
+        "paths", nargs="*", metavar="PATH", help="files or folders (default: .); - for stdin"
     )
-    parser.add_argument("--select", type=_codes, help="only these codes or prefixes (comma list)")
-    parser.add_argument("--extend-select", type=_codes, help="add these codes or prefixes")
-    parser.add_argument("--ignore", type=_codes, help="skip these codes or prefixes")
-    parser.add_argument("--statistics", action="store_true", help="count findings per code")
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    parser.add_argument("--show-source", action="store_true", help="print the line with a caret")
-    parser.add_argument(
-        "--format", choices=FORMATS, default="text", help="output format (default: text)"
-    )
-    parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
-    parser.add_argument("--config", type=Path, help="use this pyproject.toml")
-    parser.add_argument("--isolated", action="store_true", help="ignore pyproject.toml files")
+    _selection_options(parser)
+    _output_options(parser)
     parser.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     parser.add_argument("--diff", action="store_true", help="print fixes as a diff, write nothing")
     parser.add_argument(
@@ -80,8 +102,45 @@ def _parser() -> _Parser:
     parser.add_argument(
         "--cache-dir", type=Path, help="cache folder (default: .inplace-lint-cache in the project)"
     )
-    parser.add_argument("--version", action="version", version=f"inplace-lint {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"inplace-lint {__version__}")
     return parser
+
+
+def _selection_options(parser: _Parser) -> None:
+    """What to check: codes, configuration, excludes."""
+    parser.add_argument("--select", type=_codes, help="only these codes or prefixes (comma list)")
+    parser.add_argument("--extend-select", type=_codes, help="add these codes or prefixes")
+    parser.add_argument("--ignore", type=_codes, help="skip these codes or prefixes")
+    parser.add_argument("--config", type=Path, help="use this pyproject.toml")
+    parser.add_argument("--isolated", action="store_true", help="ignore pyproject.toml files")
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude/extend-exclude to files named on the command line too (pre-commit)",
+    )
+    parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
+
+
+def _output_options(parser: _Parser) -> None:
+    """How the report looks and where it goes."""
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--output-file", type=Path, metavar="PATH", help="write the report to PATH, not stdout"
+    )
+    parser.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour text output: auto (a terminal; FORCE_COLOR, NO_COLOR), always, never",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print the findings only: no summary, progress"
+    )
+    parser.add_argument("--statistics", action="store_true", help="count findings per code")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument("--show-source", action="store_true", help="print the line with a caret")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -114,6 +173,10 @@ def _dispatch(args: list[str]) -> int:
     command = args[0] if args and args[0] in COMMANDS else "check"
     if args and args[0] in COMMANDS:
         args = args[1:]
+    helps = {"rules": RULES_HELP, "rule": RULE_HELP, "lsp": LSP_HELP}
+    if command in helps and any(arg in HELP_FLAGS for arg in args):
+        sys.stdout.write(helps[command])
+        return EXIT_CLEAN
     if command == "rules":
         return _list_rules(args)
     if command == "rule":
@@ -171,110 +234,164 @@ def _load(ns: argparse.Namespace) -> Config:
     return config.with_cli(ns.select, ns.ignore, ns.extend_select)
 
 
+@dataclass
+class _Run:
+    """What one ``check`` run has gathered: results, stdin's lines, and errors reported."""
+
+    results: list[FileResult] = field(default_factory=list)
+    stdin_lines: dict[str, list[str] | None] = field(default_factory=dict)
+    errors: int = 0
+
+    def error(self, message: str) -> None:
+        """Report a one-line error on standard error; the run will exit 2."""
+        _error(message)
+        self.errors += 1
+
+
 def _check(ns: argparse.Namespace) -> int:
-    if not ns.paths:
-        raise UsageError("no paths given (try: inplace-lint check PATH...)")
+    if not ns.paths:  # as ruff: the current folder, or stdin when it has a name
+        ns.paths = ["-"] if ns.stdin_filename else ["."]
     if ns.show_source and ns.format != "text":
         raise UsageError(f"--show-source needs --format text, not {ns.format}")
+    if (ns.fix or ns.diff) and "-" in ns.paths:
+        raise UsageError("--fix and --diff rewrite files, not standard input")
+    sink = ReportSink(ns.output_file)
+    problem = sink.check_writable()
+    if problem is not None:
+        raise UsageError(problem)
     config = _load(ns)
-    results: list[FileResult] = []
-    stdin_lines: dict[str, list[str] | None] = {}
-    checked: set[str] = set()  # a file named twice (``src src/a.py``) is reported once
-    pending: list[tuple[Path, str]] = []  # linted together below, across --jobs processes
-    failed = False
-    for raw in ns.paths:
-        if raw == "-":
-            name = ns.stdin_filename or "<stdin>"
-            data = sys.stdin.buffer.read()
-            stdin_lines[name] = _source_lines(data)
-            codes = config.codes_for(name)
-            results.append(FileResult(name, tuple(lint_bytes(data, name, codes))))
-            continue
-        path = Path(raw)
-        try:
-            os.lstat(raw)
-        except (FileNotFoundError, NotADirectoryError):
-            _error(f"path does not exist: {raw}")
-            failed = True
-            continue
-        except OSError as exc:  # e.g. a parent folder that cannot be searched
-            _error(f"cannot read {raw}: {exc.strerror or exc}")
-            failed = True
-            continue
-        unreadable: list[str] = []
-        for file, display in _discover(path, raw, config, unreadable):
-            if os.path.abspath(file) not in checked:
-                checked.add(os.path.abspath(file))
-                pending.append((file, display))
-        for message in unreadable:
-            _error(message)
-            failed = True
+    run = _Run()
+    pending = _gather(ns, config, run)
     anchors = [Path(p) for p in ns.paths if p != "-"]
     cache = open_cache(config, anchors, ns.no_cache, ns.cache_dir)
-    results.extend(lint_files(pending, config, ns.jobs or default_jobs(), cache))
+    progress = Progress(len(pending), progress_wanted(ns.quiet))
+    try:
+        jobs = ns.jobs or default_jobs()
+        run.results.extend(lint_files(pending, config, jobs, cache, progress.advance))
+    finally:
+        progress.close()
+    fixed: int | None = None
     if ns.fix or ns.diff:
-        if "-" in ns.paths:
-            raise UsageError("--fix and --diff rewrite files, not standard input")
-        report = fix_results(results, config, unsafe=ns.unsafe_fixes, write=not ns.diff)
+        report = fix_results(run.results, config, unsafe=ns.unsafe_fixes, write=not ns.diff)
         for message in report.errors:
-            _error(message)
-        failed = failed or bool(report.errors)
+            run.error(message)
         if ns.diff:
-            sys.stdout.write("".join(report.diffs))
-            sys.stdout.flush()
-            return EXIT_ERROR if failed else EXIT_FINDINGS if report.diffs else EXIT_CLEAN
-        results = report.results
-        if report.fixed:
-            fixed = f"fixed {report.fixed} finding(s) in {report.files} file(s)"
-            print(f"inplace-lint: {fixed}", file=sys.stderr)
+            return _report_diff(ns, sink, report, run)
+        run.results, fixed = report.results, report.fixed
+        if report.fixed and ns.format != "text" and not ns.quiet:  # text says it in the summary
+            done = f"fixed {report.fixed} finding(s) in {report.files} file(s)"
+            print(f"inplace-lint: {done}", file=sys.stderr)
     findings: list[Finding] = []
-    for result in results:
+    for result in run.results:
         if result.error is not None:
-            _error(result.error)
-            failed = True
+            run.error(result.error)
         findings.extend(result.findings)
     findings.sort(key=Finding.sort_key)
-    if ns.format == "text":
-        _print(findings, ns.show_source, stdin_lines)
-    else:
-        _render(ns.format, findings, [r.path for r in results], not failed, stdin_lines)
-    if ns.statistics:  # machine formats keep stdout parseable
-        for line in statistics(findings):
-            print(line, file=sys.stdout if ns.format == "text" else sys.stderr)
-    if failed or any(f.code == PARSE_ERROR for f in findings):
+    _report(ns, sink, findings, run, fixed)
+    if run.errors or any(f.code == PARSE_ERROR for f in findings):
         return EXIT_ERROR
     if findings and not ns.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
-def _print(
-    findings: list[Finding], show_source: bool, stdin_lines: dict[str, list[str] | None]
+def _gather(ns: argparse.Namespace, config: Config, run: _Run) -> list[tuple[Path, str]]:
+    """Lint standard input now; return the files to lint, each once, as (path, display)."""
+    checked: set[str] = set()  # a file named twice (``src src/a.py``) is reported once
+    pending: list[tuple[Path, str]] = []  # linted together, across --jobs processes
+    for raw in ns.paths:
+        if raw == "-":
+            name = ns.stdin_filename or "<stdin>"
+            if ns.force_exclude and ns.stdin_filename and config.is_excluded(Path(name)):
+                continue
+            data = sys.stdin.buffer.read()
+            run.stdin_lines[name] = _source_lines(data)
+            codes = config.codes_for(name)
+            run.results.append(FileResult(name, tuple(lint_bytes(data, name, codes))))
+            continue
+        try:
+            os.lstat(raw)
+        except (FileNotFoundError, NotADirectoryError):
+            run.error(f"path does not exist: {raw}")
+            continue
+        except OSError as exc:  # e.g. a parent folder that cannot be searched
+            run.error(f"cannot read {raw}: {exc.strerror or exc}")
+            continue
+        unreadable: list[str] = []
+        for file, display in _discover(Path(raw), raw, config, unreadable, ns.force_exclude):
+            if os.path.abspath(file) not in checked:
+                checked.add(os.path.abspath(file))
+                pending.append((file, display))
+        for message in unreadable:
+            run.error(message)
+    return pending
+
+
+def _report_diff(ns: argparse.Namespace, sink: ReportSink, report: FixReport, run: _Run) -> int:
+    """``--diff``: the patch on stdout (or --output-file), ``Would fix N findings.`` on stderr."""
+    sink.stream.write("".join(report.diffs))
+    _close(sink, run)
+    if report.fixed and not ns.quiet:
+        would = f"Would fix {report.fixed} finding{'' if report.fixed == 1 else 's'}"
+        hidden = sum(
+            1
+            for result in report.results
+            for f in result.findings
+            if f.fix is not None and not f.fix.safe and not ns.unsafe_fixes
+        )
+        print(
+            f"{would} ({hidden} more with --unsafe-fixes)." if hidden else f"{would}.",
+            file=sys.stderr,
+        )
+    return EXIT_ERROR if run.errors else EXIT_FINDINGS if report.diffs else EXIT_CLEAN
+
+
+def _report(
+    ns: argparse.Namespace,
+    sink: ReportSink,
+    findings: list[Finding],
+    run: _Run,
+    fixed: int | None,
 ) -> None:
-    cache = dict(stdin_lines)  # stdin cannot be read again from disk
-    out = sys.stdout
+    """The report in its format; for text the statistics and the summary line follow."""
+    out = sink.stream
+    if ns.format != "text":
+
+        def lines_of(path: str) -> list[str] | None:
+            return run.stdin_lines[path] if path in run.stdin_lines else _read_lines(path)
+
+        paths = [r.path for r in run.results]
+        out.write(render(ns.format, findings, paths, not run.errors, lines_of))
+        if ns.statistics:  # machine formats keep stdout parseable
+            for line in statistics(findings):
+                print(line, file=sys.stderr)
+        _close(sink, run)
+        return
+    color = use_color(ns.color, sys.stdout, to_file=ns.output_file is not None)
+    sources = dict(run.stdin_lines)  # stdin cannot be read again from disk
     for finding in findings:
         lines = None
-        if show_source:
-            if finding.path not in cache:
-                cache[finding.path] = _read_lines(finding.path)
-            lines = cache[finding.path]
-        out.write(format_finding(finding, lines) + "\n")
-    out.flush()
+        if ns.show_source:
+            if finding.path not in sources:
+                sources[finding.path] = _read_lines(finding.path)
+            lines = sources[finding.path]
+        out.write(format_finding(finding, lines, color) + "\n")
+    if ns.statistics:
+        out.writelines(line + "\n" for line in statistics(findings))
+    if not ns.quiet:
+        unsafe = ns.unsafe_fixes
+        line = summary(findings, unsafe_fixes=unsafe, fixed=fixed, errors=run.errors, color=color)
+        out.write(line + "\n")
+    _close(sink, run)
 
 
-def _render(
-    fmt: str,
-    findings: list[Finding],
-    paths: list[str],
-    successful: bool,
-    stdin_lines: dict[str, list[str] | None],
-) -> None:
-    def lines_of(path: str) -> list[str] | None:
-        return stdin_lines[path] if path in stdin_lines else _read_lines(path)
-
-    sys.stdout.write(render(fmt, findings, paths, successful, lines_of))
-    sys.stdout.flush()
+def _close(sink: ReportSink, run: _Run) -> None:
+    try:
+        sink.close()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        run.error(f"cannot write --output-file {sink.path}: {exc.strerror or exc}")
 
 
 def _read_lines(path: str) -> list[str] | None:
@@ -296,12 +413,16 @@ def _source_lines(data: bytes) -> list[str] | None:
 
 
 def _discover(
-    path: Path, display: str, config: Config, unreadable: list[str]
+    path: Path, display: str, config: Config, unreadable: list[str], force_exclude: bool = False
 ) -> Iterator[tuple[Path, str]]:
     """Python files under ``path``: explicit files always, directories recursively.
 
+    With ``force_exclude`` (ruff's ``--force-exclude``, which pre-commit needs since it names
+    every file) an excluded file or folder named here is skipped like one found by the walk.
     Directories that cannot be listed are added to ``unreadable`` as one-line messages.
     """
+    if force_exclude and config.is_excluded(path):
+        return
 
     def shown(file: str | Path) -> str:
         relative = os.path.relpath(file, path)

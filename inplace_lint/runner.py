@@ -101,8 +101,12 @@ def lint_files(
     config: Config,
     jobs: int | None = None,
     cache: Cache | None = None,
+    progress: Callable[[], None] | None = None,
 ) -> list[FileResult]:
-    """Lint ``(path, display)`` pairs; results in the same order, whatever ``jobs`` is."""
+    """Lint ``(path, display)`` pairs; results in the same order, whatever ``jobs`` is.
+
+    ``progress`` is called once per file as its result arrives (cache hits included).
+    """
     results: list[FileResult | None] = [None] * len(files)
     keys: dict[int, tuple[str, _Stamp]] = {}
     todo: list[int] = []
@@ -115,12 +119,16 @@ def lint_files(
             hit = cache.get(key, display)
             if hit is not None:
                 results[index] = FileResult(display, hit)
+                if progress is not None:
+                    progress()
                 continue
             keys[index] = (key, stamp)
         todo.append(index)
 
     def store(index: int, result: FileResult) -> None:
         results[index] = result
+        if progress is not None:
+            progress()
         entry = keys.get(index)
         if cache is not None and entry is not None and _cacheable(result):
             key, stamp = entry

@@ -59,6 +59,11 @@ x.sum().backward()
 TWO_HAZARDS = HAZARD + "# padding\n" * 4 + "u = torch.sigmoid(a)\nu.mul_(2)\nu.sum().backward()\n"
 CLEAN = "import torch\nx = torch.randn(4)\nx.add_(1)\ny = torch.relu(x)\n"
 FINDING_LINE = re.compile(r"^(?P<head>.+?:\d+:\d+: (?:IPL\d{3})) \S.*$")
+#: The line that ends a text report, as ruff's "Found 3 errors." / "All checks passed!".
+SUMMARY_LINE = re.compile(
+    r"^(All checks passed!|Found \d+ findings?( \([^()]*\))?( and \d+ errors?)?\.)$"
+)
+PASSED = "All checks passed!\n"
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,15 @@ class Result:
 
     @property
     def lines(self) -> list[str]:
-        return self.out.splitlines()
+        """Standard output's lines, less the summary line that ends a text report."""
+        lines = self.out.splitlines()
+        return lines[:-1] if lines and SUMMARY_LINE.match(lines[-1]) else lines
+
+    @property
+    def summary(self) -> str | None:
+        """The summary line that ends a text report, if there is one."""
+        lines = self.out.splitlines()
+        return lines[-1] if lines and SUMMARY_LINE.match(lines[-1]) else None
 
     @property
     def heads(self) -> list[str]:
@@ -213,18 +226,16 @@ def test_exit_codes_for_clean_findings_and_exit_zero(work: Path) -> None:
     clean, found, zero = run_all(
         work, [["clean.py", "empty.py"], ["clean.py", "h.py"], ["--exit-zero", "h.py"]]
     )
-    assert (clean.rc, clean.out, clean.err) == (0, "", "")
+    assert (clean.rc, clean.out, clean.err) == (0, PASSED, "")
     assert (found.rc, found.heads, found.err) == (1, ["h.py:4:1: IPL001"], "")
     assert (zero.rc, zero.lines, zero.err) == (0, [f"h.py:4:1: {HAZARD_MESSAGE}"], "")
 
 
 def test_usage_errors_exit_2_with_one_line(work: Path) -> None:
-    """Bad options, no paths and unknown codes: exit 2, one line on stderr."""
+    """Bad options and unknown codes: exit 2, one line on stderr."""
     write(work, {"h.py": HAZARD})
     cases: list[tuple[list[str], str]] = [
         (["--bogus", "h.py"], "--bogus"),
-        ([], "no paths"),
-        (["check"], "no paths"),
         (["--select", "IPL123", "h.py"], "IPL123"),
         (["--select=E501", "h.py"], "E501"),
         (["--ignore", "IPL001,XYZ9", "h.py"], "XYZ9"),
@@ -400,7 +411,7 @@ def test_statistics_follow_the_findings_most_frequent_first(work: Path) -> None:
     ]
     assert len(result.lines) == 7
     clean = run(work, "--statistics", "--select", "IPL008", "b.py")
-    assert (clean.rc, clean.out) == (0, "")
+    assert (clean.rc, clean.out) == (0, PASSED)
 
 
 def test_show_source_prints_the_line_and_a_caret(work: Path) -> None:
@@ -431,7 +442,7 @@ def test_stdin(work: Path) -> None:
     mixed = run(work, "b.py", "-", "--stdin-filename", "a.py", stdin=SAME_LINE)
     assert mixed.heads == ["a.py:5:1: IPL001", "a.py:5:12: IPL003", "b.py:4:1: IPL001"]
     empty = run(work, "-", "--stdin-filename", "e.py", stdin=b"")
-    assert (empty.rc, empty.out, empty.err) == (0, "", "")
+    assert (empty.rc, empty.out, empty.err) == (0, PASSED, "")
     latin = run(work, "-", "--stdin-filename", "l.py", stdin=b"import torch\nx = 1 # \xe9\n")
     assert latin.rc == 2 and latin.heads == ["l.py:1:1: IPL999"]
     # The shown line comes from standard input, not from a file of the same name on disk.

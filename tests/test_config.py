@@ -53,8 +53,11 @@ class Result:
 
     @property
     def heads(self) -> list[str]:
-        """``path:line:col: CODE`` of each finding line."""
-        return [" ".join(line.split(" ", 2)[:2]) for line in self.out.splitlines()]
+        """``path:line:col: CODE`` of each finding line (not the summary line that ends them)."""
+        lines = self.out.splitlines()
+        if lines and (lines[-1] == "All checks passed!" or lines[-1].startswith("Found ")):
+            lines = lines[:-1]
+        return [" ".join(line.split(" ", 2)[:2]) for line in lines]
 
 
 def run(cwd: Path, *args: str, stdin: str = "") -> Result:
@@ -196,7 +199,7 @@ def test_the_nearest_pyproject_above_the_path_is_used(tmp_path: Path) -> None:
     assert from_elsewhere.heads == ["../inner/src/h.py:4:1: IPL001"]
     # So does --stdin-filename, even for a file not yet saved.
     stdin = run(tmp_path / "elsewhere", "-", "--stdin-filename", "../inner/new.py", stdin=LEAF)
-    assert (stdin.rc, stdin.out, stdin.err) == (0, "", "")
+    assert (stdin.rc, stdin.out, stdin.err) == (0, "All checks passed!\n", "")
 
 
 BAD_TABLES: list[tuple[str, list[str]]] = [

@@ -373,12 +373,13 @@ def test_fix_diff_and_unsafe_fixes_on_the_command_line(tmp_path: Path) -> None:
     fix = cli(tmp_path, "--fix", ".")
     assert fix.returncode == 1  # the stale read's fix is unsafe: it remains
     assert fix.stdout.splitlines()[0].startswith("stale.py:5:1: IPL001")
-    assert len(fix.stdout.splitlines()) == 1
+    summary = "Found 2 findings (1 fixed, 1 remaining, 1 fixable with --unsafe-fixes)."
+    assert fix.stdout.splitlines()[1:] == [summary]
     assert hazard.read_text(encoding="utf-8") == HAZARD.replace("h.mul_(2)", "h = h.mul(2)")
     assert stat.S_IMODE(hazard.stat().st_mode) == 0o640
     assert cli(tmp_path, "--fix", "hazard.py").returncode == 0  # idempotent, nothing left
     unsafe = cli(tmp_path, "--fix", "--unsafe-fixes", ".")
-    assert (unsafe.returncode, unsafe.stdout) == (0, "")
+    assert (unsafe.returncode, unsafe.stdout) == (0, "Found 1 finding (1 fixed, 0 remaining).\n")
     assert "h = h.mul(2)" in stale.read_text(encoding="utf-8")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hazard.py", "pyproject.toml", "stale.py"]
 

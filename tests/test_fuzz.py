@@ -212,8 +212,10 @@ def run_cli(args: list[str]) -> tuple[int, str, str]:
 
 
 def check_output(fmt: str, out: str) -> None:
-    if fmt == "text":
-        assert all(FINDING_LINE.match(line) for line in out.splitlines()), out
+    if fmt == "text":  # finding lines, then the summary line (``Found ...`` or all passed)
+        *findings, last = out.splitlines()
+        assert all(FINDING_LINE.match(line) for line in findings), out
+        assert re.match(r"All checks passed!$|Found \d+ finding", last), out
     elif fmt in ("json", "sarif", "lsp"):
         if out.strip():
             json.loads(out)
