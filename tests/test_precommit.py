@@ -1,10 +1,13 @@
 """The pre-commit hook for real: pre-commit builds the hook's environment from this checkout.
 
 pre-commit installs a repository at a commit, so this tests the checkout's HEAD (in CI, a fresh
-clone, that is the working tree). ``try-repo`` runs the hook on the staged files; then the hook
+clone, that is the working tree). ``try-repo`` runs the hook on the staged files (a notebook
+among them: the hooks take ``types_or: [python, jupyter]``, as ruff's do); then the hook
 is installed and a commit with a hazard is rejected while a clean one goes through; then the
-``inplace-lint-fix`` hook rewrites the hazard and the fixed file commits. All share one
-environment (same repository, same commit), built once in a scratch PRE_COMMIT_HOME.
+``inplace-lint-fix`` hook rewrites the hazard and the fixed file commits. Both hooks pass
+``--force-exclude``, so a file the project excludes commits unchecked and unfixed though
+pre-commit names it. All share one environment (same repository, same commit), built once in a
+scratch PRE_COMMIT_HOME.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 HAZARD = """\
@@ -55,12 +61,14 @@ def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(tmp_path: Path) 
     (repo / "hazard.py").write_text(HAZARD, encoding="utf-8")
     (repo / "clean.py").write_text(CLEAN, encoding="utf-8")
     (repo / "notes.txt").write_text("x.mul_(2)\n", encoding="utf-8")
-    sh(repo, env, "git", "add", "hazard.py", "clean.py", "notes.txt")
+    nbformat.write(new_notebook(cells=[new_code_cell(HAZARD.rstrip())]), repo / "train.ipynb")
+    sh(repo, env, "git", "add", "hazard.py", "clean.py", "notes.txt", "train.ipynb")
 
     # try-repo runs the hook on what is staged, as the commit hook would.
     tried = sh(repo, env, *precommit, "try-repo", str(ROOT), "inplace-lint", "--ref", rev)
     assert tried.returncode == 1, tried.stdout + tried.stderr
     assert FINDING in tried.stdout and "Failed" in tried.stdout
+    assert "train.ipynb:cell 1:4:1: IPL001 `x.mul_()`" in tried.stdout  # notebooks too
     assert "clean.py" not in tried.stdout.split("Failed", 1)[1]
 
     hooks = "    hooks:\n      - id: inplace-lint\n"
@@ -74,7 +82,7 @@ def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(tmp_path: Path) 
     assert FINDING in rejected.stdout + rejected.stderr
     assert sh(repo, env, "git", "rev-parse", "--verify", "-q", "HEAD").returncode != 0
 
-    sh(repo, env, "git", "rm", "-q", "--cached", "hazard.py")
+    sh(repo, env, "git", "rm", "-q", "--cached", "hazard.py", "train.ipynb")
     sh(repo, env, "git", "add", ".pre-commit-config.yaml")
     accepted = sh(repo, env, *git, "commit", "-q", "-m", "clean")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
@@ -82,12 +90,26 @@ def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(tmp_path: Path) 
     assert "inplace-lint" in output and "Passed" in output
     assert sh(repo, env, "git", "rev-parse", "--verify", "-q", "HEAD").returncode == 0
 
+    # pre-commit names every staged file; the hooks pass --force-exclude, so the project's
+    # excludes still hold: an excluded hazard commits, and the fix hook leaves it alone.
+    config = '[tool.inplace-lint]\nextend-exclude = ["legacy"]\n'
+    (repo / "pyproject.toml").write_text(config, encoding="utf-8")
+    (repo / "legacy").mkdir()
+    (repo / "legacy" / "old.py").write_text(HAZARD, encoding="utf-8")
+    sh(repo, env, "git", "add", "pyproject.toml", "legacy/old.py")
+    excluded = sh(repo, env, *git, "commit", "-q", "-m", "legacy")
+    assert excluded.returncode == 0, excluded.stdout + excluded.stderr
+    assert "legacy/old.py" not in excluded.stdout + excluded.stderr
+    (repo / "legacy" / "old.py").write_text(HAZARD + "# touched\n", encoding="utf-8")
+
     # The fix hook rewrites the staged hazard (pre-commit fails a hook that modifies files).
-    sh(repo, env, "git", "add", "hazard.py")
+    sh(repo, env, "git", "add", "hazard.py", "legacy/old.py")
     fixing = sh(repo, env, *precommit, "try-repo", str(ROOT), "inplace-lint-fix", "--ref", rev)
     assert fixing.returncode == 1, fixing.stdout + fixing.stderr
     assert "files were modified by this hook" in fixing.stdout
     assert "x = x.mul(2)" in (repo / "hazard.py").read_text(encoding="utf-8")
+    assert (repo / "legacy" / "old.py").read_text(encoding="utf-8") == HAZARD + "# touched\n"
+    assert "legacy/old.py" not in fixing.stdout
     sh(repo, env, "git", "add", "hazard.py")
     fixed = sh(repo, env, *git, "commit", "-q", "-m", "fixed")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
