@@ -1,0 +1,168 @@
+"""One probe: call an op, or run a module forward, and read what the graph saved."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from .graph import (
+    classify_saves,
+    iter_tensors,
+    named_tensors,
+    saved_names,
+    shares_storage,
+    was_written,
+)
+from .params import ParamsOf, param_name
+from .recipes import GENERIC, SPECIFIC, ModuleRecipe
+from .specs import Recipe, build, on_device
+
+
+@dataclass
+class Outcome:
+    """What one successful call revealed."""
+
+    params: list[str]
+    saves: list[str]
+    view: bool
+    inplace: bool
+    differentiable: bool
+    recipe: Recipe = field(repr=False)
+
+
+def probe_call(
+    fn: Callable[..., Any], recipe: Recipe, params_of: ParamsOf, grad: bool = True
+) -> Outcome | None:
+    """Call ``fn`` once with freshly built arguments and inspect what it did."""
+    torch.manual_seed(0)
+    args = build(recipe[0], grad)
+    kwargs = build(recipe[1], grad)
+    params = params_of(args, kwargs)
+    inputs = [(param_name(params, i), t) for i, arg in enumerate(args) for t in iter_tensors(arg)]
+    inputs += [(key, t) for key, value in kwargs.items() for t in iter_tensors(value)]
+    stop = {tensor.grad_fn for _, tensor in inputs if tensor.grad_fn is not None}
+    first = inputs[0][1] if inputs else None
+    version = first._version if first is not None else 0
+    before = first.detach().clone() if first is not None else None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fn(*args, **kwargs)
+    except Exception:
+        return None
+    wrote = first is not None and before is not None and was_written(first, version, before)
+    outs = list(iter_tensors(result))
+    if not outs:
+        if not wrote:
+            return None
+        outs = [first]  # e.g. __setitem__ returns None
+    differentiable = any(t.grad_fn is not None and t.grad_fn not in stop for t in outs)
+    view = (
+        first is not None and not wrote and outs[0] is not first and shares_storage(outs[0], first)
+    )
+    saves = sorted(classify_saves(outs, stop, inputs))
+    return Outcome(params, saves, view, wrote, differentiable, recipe)
+
+
+def probe(fn: Callable[..., Any], recipes: list[Recipe], params_of: ParamsOf) -> Outcome | None:
+    """First recipe whose call is differentiable, else the first that succeeded at all."""
+    fallback = None
+    for recipe in recipes:
+        outcome = probe_call(fn, recipe, params_of)
+        if outcome is None:
+            continue
+        if outcome.differentiable:
+            return outcome
+        fallback = fallback or outcome
+    return fallback
+
+
+def recipes_for(qualname: str) -> list[Recipe]:
+    """Op-specific recipes followed by the generic ones."""
+    name = qualname.rsplit(".", 1)[-1]
+    keys = [qualname, name]
+    if name.endswith("_") and not name.endswith("__"):
+        keys.append(name[:-1])
+    for key in keys:
+        if key in SPECIFIC:
+            return SPECIFIC[key] + GENERIC
+    return GENERIC
+
+
+@dataclass
+class ModuleOutcome:
+    """What one successful forward call revealed."""
+
+    saves_input: bool
+    saves_result: bool
+    has_parameters: bool
+
+
+def probe_module(
+    cls: type[nn.Module], recipe: ModuleRecipe, inplace: bool, train: bool
+) -> ModuleOutcome | None:
+    """Build the module, run forward once and inspect the graph behind its outputs."""
+    kwargs = {**recipe.kwargs, "inplace": True} if inplace else recipe.kwargs
+    torch.manual_seed(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = on_device(cls(*build(recipe.args, True), **kwargs))
+            module.train(train)
+            inputs = build(recipe.inputs, True)
+            tensors = list(iter_tensors(inputs))
+            named = [("input" if i == 0 else "other", t) for i, t in enumerate(tensors)]
+            stop = {t.grad_fn for _, t in named if t.grad_fn is not None}
+            result = module(*inputs)
+    except Exception:
+        return None
+    outs = list(iter_tensors(result))
+    if not outs:
+        return None
+    saves = classify_saves(outs, stop, named)
+    return ModuleOutcome(
+        saves_input="input" in saves,
+        saves_result="result" in saves,
+        has_parameters=any(True for _ in module.parameters()),
+    )
+
+
+def forward_arg_names(cls: type[nn.Module], count: int) -> list[str]:
+    """Names of the first ``count`` positional parameters of ``cls.forward``."""
+    try:
+        params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(count)]
+
+
+def probe_module_args(cls: type[nn.Module], recipe: ModuleRecipe, train: bool) -> list[str] | None:
+    """Paths of the forward arguments and outputs that one forward call saved, sorted."""
+    torch.manual_seed(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = on_device(cls(*build(recipe.args, True), **recipe.kwargs))
+            module.train(train)
+            inputs = build(recipe.inputs, True)
+            names = forward_arg_names(cls, len(inputs))
+            named = [
+                pair
+                for arg, name in zip(inputs, names, strict=True)
+                for pair in named_tensors(arg, name)
+            ]
+            stop = {t.grad_fn for _, t in named if t.grad_fn is not None}
+            result = module(*inputs)
+    except Exception:
+        return None
+    outs = list(named_tensors(result, "result"))
+    if not outs:
+        return None
+    return sorted(saved_names(outs, stop, named))
