@@ -250,42 +250,65 @@ def test_output_file_is_written_atomically_and_errors_stay_on_stderr(work: Path)
 def test_color_follows_the_option_the_environment_and_the_terminal(work: Path) -> None:
     """--color always/never decide; auto: FORCE_COLOR, then NO_COLOR, then is stdout a tty."""
     write(work, {"h.py": HAZARD})
-
-    def colored(*args: str, **env: str) -> bool:
-        result = run(work, *args, "h.py", env=env)
+    piped: list[tuple[list[str], dict[str, str]]] = [
+        ([], {}),  # a pipe: auto means no colour
+        (["--color", "always"], {}),
+        (["--color", "never"], {"FORCE_COLOR": "1"}),
+        ([], {"FORCE_COLOR": "1"}),
+        ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}),  # ruff's order: FORCE_COLOR wins
+        (["--color", "auto"], {"NO_COLOR": "1", "FORCE_COLOR": ""}),  # empty means unset
+        (["--format", "json", "--color", "always"], {}),  # colour is for text only
+    ]
+    terminal: list[tuple[list[str], dict[str, str]]] = [
+        ([], {}),
+        ([], {"NO_COLOR": "1"}),
+        (["--color", "never"], {}),
+    ]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        pipes = list(pool.map(lambda case: run(work, *case[0], "h.py", env=case[1]), piped))
+        ttys = list(
+            pool.map(
+                lambda case: run_on_terminal(work, [*case[0], "h.py"], "stdout", case[1]), terminal
+            )
+        )
+    plain = pipes[0]
+    assert plain.rc == 1 and not ANSI.search(plain.out + plain.err)
+    assert [bool(ANSI.search(r.out)) for r in pipes] == [
+        False,
+        True,
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
+    for result in pipes[:-1]:
         assert result.rc == 1 and ANSI.sub("", result.out) == plain.out
-        return bool(ANSI.search(result.out))
-
-    plain = run(work, "h.py")
-    assert not ANSI.search(plain.out + plain.err)  # a pipe: auto means no colour
-    assert colored("--color", "always")
-    assert not colored("--color", "never", FORCE_COLOR="1")
-    assert colored(FORCE_COLOR="1")
-    assert colored(FORCE_COLOR="1", NO_COLOR="1")  # ruff's order: FORCE_COLOR wins
-    assert not colored("--color", "auto", NO_COLOR="1", FORCE_COLOR="")
-    machine = run(work, "--format", "json", "--color", "always", "h.py")
-    assert machine.rc == 1 and not ANSI.search(machine.out)  # colour is for text only
-    rc, shown, _ = run_on_terminal(work, ["h.py"], "stdout")
-    assert rc == 1 and ANSI.search(shown) and ANSI.sub("", shown) == plain.out
-    rc, shown, _ = run_on_terminal(work, ["h.py"], "stdout", env={"NO_COLOR": "1"})
-    assert rc == 1 and shown == plain.out
-    rc, shown, _ = run_on_terminal(work, ["--color", "never", "h.py"], "stdout")
-    assert rc == 1 and shown == plain.out
+    assert [rc for rc, _, _ in ttys] == [1, 1, 1]
+    assert [bool(ANSI.search(shown)) for _, shown, _ in ttys] == [True, False, False]
+    assert all(ANSI.sub("", shown) == plain.out for _, shown, _ in ttys)
 
 
 def test_progress_only_on_a_terminal_and_never_in_ci_or_quiet(work: Path) -> None:
     """A long run (over 200 files) counts files on a terminal's stderr, then erases the line."""
-    write(work, {f"m{i:03}.py": HAZARD for i in range(230)})
+    write(work, {f"m{i:03}.py": "import torch\n" for i in range(229)})  # screened out: quick
+    write(work, {"h.py": HAZARD})
     args = ["--jobs", "2", "."]
     rc, shown, out = run_on_terminal(work, args, "stderr")
-    assert rc == 1 and len(out.splitlines()) == 231
+    assert rc == 1 and out.splitlines()[0].startswith("h.py:4:1: IPL001 ")
     counts = re.findall(r"\rinplace-lint: (\d+)/230 files", shown)
     assert counts and all(0 < int(n) <= 230 for n in counts), shown
     assert shown.endswith("\r\x1b[K")  # erased before the report is read
-    for extra, env in ((["-q"], {}), ([], {"CI": "true"}), ([], {"TERM": "dumb"})):
-        rc, shown, out = run_on_terminal(work, [*extra, *args], "stderr", env=env)
-        assert rc == 1 and shown == "", (extra, env, shown)
-    piped = run(work, *args)
+    quiet: list[tuple[list[str], dict[str, str]]] = [(["-q"], {}), ([], {"CI": "true"})]
+    quiet.append(([], {"TERM": "dumb"}))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        silent = list(
+            pool.map(
+                lambda case: run_on_terminal(work, [*case[0], *args], "stderr", case[1]), quiet
+            )
+        )
+        piped = pool.submit(run, work, *args).result()
+    assert [(rc, shown) for rc, shown, _ in silent] == [(1, "")] * 3
     assert piped.rc == 1 and piped.err == ""  # a pipe (a CI log, a file) gets no progress
 
 
