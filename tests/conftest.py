@@ -1,9 +1,113 @@
-"""Make the package and the test helpers importable however pytest is started."""
+"""Shared set-up for the suite: import paths, one torch thread, results shared in a session.
 
+* The package and ``tests/harness.py`` are importable however pytest is started.
+* torch runs tiny tensors here, where extra threads only spin: ``OMP_NUM_THREADS`` defaults to
+  1 (for this process and every child it starts), which made the torch tests several times
+  faster on a busy 2-core machine. Set it yourself to override.
+* Work several test modules need is done once a session: torch runs of the catalogue examples
+  and their twins (``torch_runs``), libcst parses of repository files (``libcst_parse``).
+* Under CI (``CI=true``) a test skipped because torch cannot be imported fails instead: the dev
+  install pins torch, so a missing torch there is a broken install, not an optional extra.
+"""
+
+from __future__ import annotations
+
+import os
 import sys
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 _TESTS = Path(__file__).resolve().parent
 for _path in (_TESTS.parent, _TESTS):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from harness import TorchRuns  # noqa: E402  (needs the path set above)
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+#: The reason ``pytest.importorskip("torch")`` gives when torch is missing.
+TORCH_SKIP = "could not import 'torch'"
+_INSTALL = "install the dev extra: pip install -e '.[dev]'"
+
+
+def under_ci() -> bool:
+    """True when the CI variable says so, as GitHub Actions and most CI services set it."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+#: Under CI: the modules whose collection was skipped because torch is missing.
+_TORCH_SKIPPED: list[str] = []
+
+
+def _torch_skip(report: Any) -> bool:
+    return bool(report.skipped) and under_ci() and TORCH_SKIP in str(report.longrepr)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """A module skipped for torch stays a skip (a collection error would stop the run), and
+    is counted; the session then fails (below)."""
+    report = yield
+    if _torch_skip(report):
+        _TORCH_SKIPPED.append(report.nodeid)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator:
+    """A test (or its fixture) skipped for torch fails instead."""
+    report = yield
+    if report.when in ("setup", "call") and _torch_skip(report):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.longrepr = f"torch is missing under CI=true: {_INSTALL} ({reason})"
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _TORCH_SKIPPED and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _TORCH_SKIPPED:
+        terminalreporter.write_line(
+            f"FAILED: torch is missing under CI=true ({_INSTALL}); "
+            f"modules skipped for it: {', '.join(_TORCH_SKIPPED)}",
+            red=True,
+        )
+
+
+@pytest.fixture(scope="session")
+def torch_runs() -> TorchRuns:
+    """Each distinct example source and twin run once under torch for the whole session."""
+    pytest.importorskip("torch")
+    from inplace_lint.twin import out_of_place_twin
+
+    return TorchRuns(out_of_place_twin)
+
+
+@pytest.fixture(scope="session")
+def libcst_parse() -> Callable[[Path], tuple[str, cst.Module]]:
+    """``parse(path)``: the file's text and libcst's own parse of it, parsed once a session.
+
+    libcst trees are immutable, so test modules may share them (test_from_ast, test_reparse).
+    """
+    import libcst as cst
+
+    memo: dict[Path, tuple[str, cst.Module]] = {}
+
+    def parse(path: Path) -> tuple[str, cst.Module]:
+        if path not in memo:
+            text = path.read_text(encoding="utf-8")
+            memo[path] = (text, cst.parse_module(text))
+        return memo[path]
+
+    return parse

@@ -18,6 +18,7 @@ import math
 import random
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 __all__ = [
     "Example",
     "Outcome",
+    "TorchRuns",
     "all_examples",
     "case_examples",
     "catalogue_examples",
@@ -183,6 +185,46 @@ def run_example(source: str, filename: str = "<example>") -> Outcome:
         torch.set_grad_enabled(grad_enabled)
         torch.set_default_dtype(default_dtype)
     return Outcome(error, error_type, _snapshot(namespace))
+
+
+class TorchRuns:
+    """Runs shared by a test session: each distinct source runs once, each twin is built once.
+
+    ``run_example`` seeds torch and restores its global state, so a second run of the same
+    source computes the same outcome; test_examples_torch and test_fix (which both run the
+    twins of the catalogue's hazards, and whose fixed programs are often the twin, text for
+    text) ask here instead of running again. ``twin_of`` takes ``out_of_place_twin``. Outcomes
+    are shared objects: read them, never change them.
+    """
+
+    def __init__(self, twin_of: Callable[..., str]) -> None:
+        self._twin_of = twin_of
+        self._runs: dict[str, Outcome] = {}
+        self._twins: dict[str, str] = {}
+
+    def run(self, source: str, filename: str = "<example>") -> Outcome:
+        """``run_example(source, filename)``, run once per distinct ``source``.
+
+        The filename of the first run is kept; it shows only in a syntax error's message.
+        """
+        if source not in self._runs:
+            self._runs[source] = run_example(source, filename)
+        return self._runs[source]
+
+    def twin(self, example: Example) -> str:
+        """The example's twin: marked lines made out of place, or every line of a safe one."""
+        if example.origin not in self._twins:
+            lines = None if example.label == "safe" else example.marked_lines
+            self._twins[example.origin] = self._twin_of(example.source, lines=lines)
+        return self._twins[example.origin]
+
+    def run_twin(self, example: Example) -> Outcome:
+        return self.run(self.twin(example), f"{example.origin} (twin)")
+
+    @property
+    def runs(self) -> int:
+        """How many distinct sources have been run."""
+        return len(self._runs)
 
 
 def _snapshot(namespace: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 * ``hazard silent``: the example and its twin run, and their results differ.
 * ``safe``: the example runs; its twin (every line made out of place) computes the same.
 
-``no-twin`` skips the twin half of a verdict.
+``no-twin`` skips the twin half of a verdict. The runs go through the session's
+``torch_runs`` (tests/conftest.py), which test_fix.py asks again for the same twins.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from harness import Example, all_examples, compare, run_example
-
-from inplace_lint.twin import out_of_place_twin
+from harness import Example, TorchRuns, all_examples, compare
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = all_examples(ROOT)
@@ -25,25 +24,20 @@ EXAMPLES = all_examples(ROOT)
 TOLERANCE = 1e-6
 
 
-def _twin(example: Example) -> str:
-    lines = None if example.label == "safe" else example.marked_lines
-    return out_of_place_twin(example.source, lines=lines)
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.origin for e in EXAMPLES])
-def test_example_verdict(example: Example) -> None:
-    original = run_example(example.source, example.origin)
+def test_example_verdict(example: Example, torch_runs: TorchRuns) -> None:
+    original = torch_runs.run(example.source, example.origin)
     if example.label == "hazard" and example.mode == "raises":
         assert original.error_type is not None, "expected the example to raise"
         assert issubclass(original.error_type, RuntimeError), original.error
         if example.twin:
-            twin = run_example(_twin(example), f"{example.origin} (twin)")
+            twin = torch_runs.run_twin(example)
             assert twin.ok, f"twin failed: {twin.error}"
         return
     assert original.ok, f"example failed: {original.error}"
     if not example.twin:
         return
-    twin = run_example(_twin(example), f"{example.origin} (twin)")
+    twin = torch_runs.run_twin(example)
     assert twin.ok, f"twin failed: {twin.error}"
     difference = compare(original, twin)
     assert difference is not None, "the example leaves no tensors to compare"

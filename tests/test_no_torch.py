@@ -1,4 +1,5 @@
-"""The static path works where torch cannot be imported; confirm says what it needs."""
+"""The static path works where torch cannot be imported; confirm says what it needs; and
+under CI the suite fails, not skips, when torch is missing (the hook in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import sys
 class _NoTorch:
     def find_spec(self, name, path=None, target=None):
         if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch is blocked for this test")
+            raise ModuleNotFoundError("torch is blocked for this test", name=name)
         return None
 
 
@@ -22,15 +23,21 @@ sys.meta_path.insert(0, _NoTorch())
 """
 
 
-def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(
+    tmp_path: Path, *args: str, module: str = "inplace_lint", **env: str
+) -> subprocess.CompletedProcess[str]:
     (tmp_path / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
+    paths = os.pathsep.join([str(tmp_path), str(ROOT)])
     return subprocess.run(
-        [sys.executable, "-m", "inplace_lint", *args],
+        [sys.executable, "-m", module, *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "PYTHONPATH": paths, **env},
+        timeout=300,
     )
 
 
@@ -54,3 +61,29 @@ def test_confirm_without_torch_is_a_clear_error(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         "inplace-lint: error: confirm needs torch: pip install 'inplace-lint[dynamic]'"
     )
+
+
+NEEDS_TORCH = {
+    "test_module.py": (
+        "import pytest\n\npytest.importorskip('torch')\n\n\ndef test_a():\n    pass\n"
+    ),
+    "test_fixture.py": "def test_b(torch_runs):\n    pass\n\n\ndef test_c():\n    pass\n",
+}
+
+
+def test_a_missing_torch_fails_under_ci_and_is_skipped_elsewhere(tmp_path: Path) -> None:
+    """A module that needs torch (a collection skip) and a test whose fixture needs it (a
+    setup skip), run by pytest with this suite's conftest.py as a plugin."""
+    (tmp_path / "suite").mkdir()
+    for name, text in NEEDS_TORCH.items():
+        (tmp_path / "suite" / name).write_text(text, encoding="utf-8")
+    paths = os.pathsep.join([str(tmp_path), str(ROOT), str(ROOT / "tests")])
+    args = ["suite", "-p", "conftest", "-p", "no:cacheprovider", "-q"]
+    local = _run(tmp_path, *args, module="pytest", CI="", PYTHONPATH=paths)
+    assert local.returncode == 0, local.stdout
+    assert local.stdout.splitlines()[-1].startswith("1 passed, 2 skipped in ")
+    ci = _run(tmp_path, *args, module="pytest", CI="true", PYTHONPATH=paths)
+    assert ci.returncode == 1, ci.stdout
+    assert ci.stdout.splitlines()[-1].startswith("1 passed, 1 skipped, 1 error in ")
+    assert "modules skipped for it: suite/test_module.py" in ci.stdout
+    assert "test_b - torch is missing under CI=true" in ci.stdout
