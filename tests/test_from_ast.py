@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
@@ -163,12 +164,14 @@ def test_snippet_trees_match_libcst(source: str) -> None:
     assert _skeleton(built) == _skeleton(cst.parse_module(source))
 
 
-def test_every_repository_file_builds_the_same_tree_and_findings() -> None:
+def test_every_repository_file_builds_the_same_tree_and_findings(
+    libcst_parse: Callable[[Path], tuple[str, cst.Module]],
+) -> None:
+    """libcst's parse of each file is shared with test_reparse.py (tests/conftest.py)."""
     files = _repo_files()
     assert len(files) > 200
     for path in files:
-        text = path.read_text(encoding="utf-8")
-        parsed = cst.parse_module(text)
+        text, parsed = libcst_parse(path)
         built = module_from_ast(ast.parse(text))
         assert _skeleton(built) == _skeleton(parsed), path
         assert _codes(built) == _codes(parsed), path

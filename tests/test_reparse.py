@@ -1,9 +1,15 @@
-"""Statement reuse between parses: the assembled module must equal libcst's own parse."""
+"""Statement reuse between parses: the assembled module must equal libcst's own parse.
+
+The hypothesis runs are derandomised (the same examples every run, as in test_fuzz.py); set
+``INPLACE_LINT_FUZZ_RANDOM=1`` to draw new ones.
+"""
 
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
@@ -24,16 +30,31 @@ SOURCES = sorted(
 )
 
 
-def _check(reuse: StatementReuse, text: str) -> cst.Module:
+#: Derandomised unless asked: a run that fails fails again, in CI and here.
+RANDOM = os.environ.get("INPLACE_LINT_FUZZ_RANDOM") == "1"
+SETTINGS = {
+    "deadline": None,
+    "database": None,
+    "derandomize": not RANDOM,
+    "suppress_health_check": [HealthCheck.too_slow],
+}
+
+
+def _check(reuse: StatementReuse, text: str, whole: cst.Module | None = None) -> cst.Module:
+    """``reuse``'s parse of ``text`` is libcst's (``whole``, when the caller has it)."""
     module = reuse.parse(text, ast.parse(text))
     assert module.code == text
-    assert module.deep_equals(cst.parse_module(text))
+    assert module.deep_equals(whole if whole is not None else cst.parse_module(text))
     return module
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_source_file_is_put_back_together_exactly(path: Path) -> None:
-    _check(StatementReuse(), path.read_text(encoding="utf-8"))
+def test_every_source_file_is_put_back_together_exactly(
+    path: Path, libcst_parse: Callable[[Path], tuple[str, cst.Module]]
+) -> None:
+    """libcst's parse of each file is shared with test_from_ast.py (tests/conftest.py)."""
+    text, whole = libcst_parse(path)
+    _check(StatementReuse(), text, whole)
 
 
 TRICKY = {
@@ -78,7 +99,7 @@ def test_unchanged_statements_are_reused_and_changed_ones_parsed_again() -> None
 EDITS = ["# note", "pass", "", "x = 1", "    # indented", "\tpass"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, **SETTINGS)
 @given(
     path=st.sampled_from(sorted((ROOT / "examples").glob("*.py"))),
     where=st.lists(st.floats(0, 1), min_size=1, max_size=4),
@@ -239,7 +260,7 @@ def test_semantic_edits_give_what_a_fresh_lint_gives() -> None:
 LABELLED = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "tests" / "cases").rglob("*.py")])
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, **SETTINGS)
 @given(
     path=st.sampled_from(LABELLED),
     moves=st.lists(
