@@ -89,7 +89,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def torch_runs() -> TorchRuns:
     """Each distinct example source and twin run once under torch for the whole session."""
     pytest.importorskip("torch")
-    from inplace_lint.twin import out_of_place_twin
+    from inplace_lint.dynamic.twin import out_of_place_twin
 
     return TorchRuns(out_of_place_twin)
 

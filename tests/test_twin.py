@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inplace_lint.twin import out_of_place_twin
+from inplace_lint.dynamic.twin import out_of_place_twin
 
 GUARD = 'x = x.clone() if hasattr(x, "clone") else x; '
 

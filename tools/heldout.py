@@ -41,7 +41,7 @@ def _files(paths: list[str]) -> Iterator[Path]:
 
 def problem(path: Path) -> str:
     """Why torch disagrees with the case's label, or ``""`` when it agrees."""
-    from inplace_lint.twin import out_of_place_twin
+    from inplace_lint.dynamic.twin import out_of_place_twin
 
     source = path.read_text(encoding="utf-8")
     first = source.splitlines()[0] if source else ""

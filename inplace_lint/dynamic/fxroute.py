@@ -30,12 +30,7 @@ from inplace_lint.dynamic import sites
 from inplace_lint.dynamic.passa import ModuleSites, track_modules
 from inplace_lint.dynamic.runner import Outcome, Subject, _describe, compare, drive, environment
 from inplace_lint.dynamic.sites import Site
-from inplace_lint.twin import (
-    _CLONE_THEN_WRITE,
-    _INPLACE_POSITION,
-    _NOT_REWRITTEN,
-    _is_inplace_name,
-)
+from inplace_lint.outofplace import Form, inplace_position, method_form
 
 __all__ = ["FxRoute", "prepare"]
 
@@ -74,12 +69,13 @@ def _innermost_user_line(stack_trace: str | None) -> tuple[str, int] | None:
 def _function_twin(target: Any) -> tuple[str, Any] | None:
     """``torch.relu_`` -> (RENAME, ``torch.relu``); an in-place one without a twin -> CLONE."""
     name = getattr(target, "__name__", None)
-    if not isinstance(name, str) or not _is_inplace_name(name) or name in _NOT_REWRITTEN:
+    form = method_form(name) if isinstance(name, str) else None
+    if form is None:
         return None
     for namespace in _NAMESPACES:
         if getattr(namespace, name, None) is target:
             twin = getattr(namespace, name[:-1], None)
-            if callable(twin) and name not in _CLONE_THEN_WRITE:
+            if callable(twin) and form is not Form.CLONE:
                 return RENAME, twin
             return CLONE, None
     return None
@@ -87,10 +83,11 @@ def _function_twin(target: Any) -> tuple[str, Any] | None:
 
 def _method_twin(name: str) -> tuple[str, Any] | None:
     """``relu_`` -> (RENAME, ``relu``); ``fill_`` / ``copy_`` -> CLONE (clone, then write)."""
-    if not _is_inplace_name(name) or name in _NOT_REWRITTEN:
+    form = method_form(name)
+    if form is None:
         return None
     stem = name[:-1]
-    if name in _CLONE_THEN_WRITE or name == "copy_":
+    if form is not Form.RENAME:
         return CLONE, None
     return (RENAME, stem) if callable(getattr(torch.Tensor, stem, None)) else (CLONE, None)
 
@@ -100,7 +97,7 @@ def _flag_set(node: torch.fx.Node) -> bool:
     if node.kwargs.get("inplace") is True:
         return True
     name = getattr(node.target, "__name__", node.target)
-    position = _INPLACE_POSITION.get(name) if isinstance(name, str) else None
+    position = inplace_position(name) if isinstance(name, str) else None
     return position is not None and len(node.args) > position and node.args[position] is True
 
 
@@ -175,7 +172,9 @@ class FxRoute:
                     node.update_kwarg("inplace", False)
                 else:
                     name = getattr(node.target, "__name__", node.target)
-                    node.update_arg(_INPLACE_POSITION[name], False)
+                    position = inplace_position(name)
+                    assert position is not None  # ``classify`` found the flag there
+                    node.update_arg(position, False)
             elif flip.how == RENAME:
                 node.target = flip.twin
             else:

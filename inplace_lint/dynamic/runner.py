@@ -1,9 +1,9 @@
 """Run a subject (a script, a build function, a training step, a model) once, seeded.
 
 A run can flip one source site to its out-of-place twin: sites in the subject's own file are
-flipped by executing the file's twin source (``inplace_lint.twin``, which keeps line numbers);
-sites in other files by swapping the ``__code__`` of the live functions that hold them for the
-twin's code (restored afterwards). Each run records the user lines it executed.
+flipped by executing the file's twin source (``inplace_lint.dynamic.twin``, which keeps line
+numbers); sites in other files by swapping the ``__code__`` of the live functions that hold
+them for the twin's code (restored afterwards). Each run records the user lines it executed.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import torch
 
 from inplace_lint.dynamic import sites
 from inplace_lint.dynamic.passa import Detector, Hit
-from inplace_lint.twin import out_of_place_twin
+from inplace_lint.dynamic.twin import out_of_place_twin
 
 __all__ = ["BadInput", "Outcome", "Subject", "compare", "environment", "run"]
 

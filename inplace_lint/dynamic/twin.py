@@ -32,93 +32,28 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from inplace_lint.outofplace import (
+    Form,
+    binary_form,
+    dotted_name,
+    function_out_of_place,
+    is_inplace_name,
+    is_true,
+    keyword,
+    method_chain,
+    method_form,
+    needs_parens,
+    positional,
+    positional_inplace,
+)
+
 __all__ = ["out_of_place_twin"]
-
-#: In-place methods that are not tensor writes, or have no meaningful out-of-place form.
-_NOT_REWRITTEN = frozenset(
-    {
-        "requires_grad_",
-        "share_memory_",
-        "set_",
-        "resize_",
-        "resize_as_",
-        "resize_as_sparse_",
-        "sparse_resize_",
-        "sparse_resize_and_clear_",
-        "record_stream_",
-    }
-)
-
-#: In-place methods whose name without ``_`` is missing or means something else; their twin
-#: is ``recv.clone().name_(...)``, which is the exact out-of-place meaning of any write.
-_CLONE_THEN_WRITE = frozenset(
-    {
-        "apply_",
-        "bernoulli_",
-        "cauchy_",
-        "exponential_",
-        "fill_",
-        "fill_diagonal_",
-        "geometric_",
-        "log_normal_",
-        "map_",
-        "map2_",
-        "normal_",
-        "random_",
-        "uniform_",
-        "zero_",
-    }
-)
 
 #: Roots of dotted names whose ``name_`` functions are the in-place twins of ``name``.
 _FUNCTION_ROOTS = frozenset({"torch", "F", "functional"})
 
 #: Roots of dotted names that are namespaces of functions, never tensors.
 _NAMESPACE_ROOTS = frozenset({"torch", "nn", "F", "init", "functional", "np", "numpy", "math"})
-
-#: Functions and classes that take ``inplace`` positionally, with its 0-based position.
-_INPLACE_POSITION = {
-    # torch.nn modules
-    "ReLU": 0,
-    "ReLU6": 0,
-    "SELU": 0,
-    "SiLU": 0,
-    "Mish": 0,
-    "Hardswish": 0,
-    "Hardsigmoid": 0,
-    "ELU": 1,
-    "CELU": 1,
-    "LeakyReLU": 1,
-    "Dropout": 1,
-    "Dropout1d": 1,
-    "Dropout2d": 1,
-    "Dropout3d": 1,
-    "AlphaDropout": 1,
-    "FeatureAlphaDropout": 1,
-    "Hardtanh": 2,
-    "Threshold": 2,
-    "RReLU": 2,
-    # torch.nn.functional
-    "relu": 1,
-    "relu6": 1,
-    "selu": 1,
-    "silu": 1,
-    "mish": 1,
-    "hardswish": 1,
-    "hardsigmoid": 1,
-    "elu": 2,
-    "celu": 2,
-    "leaky_relu": 2,
-    "hardtanh": 3,
-    "threshold": 3,
-    "dropout": 3,
-    "dropout1d": 3,
-    "dropout2d": 3,
-    "dropout3d": 3,
-    "alpha_dropout": 3,
-    "feature_alpha_dropout": 3,
-    "rrelu": 4,
-}
 
 #: Callables that never take a tensor to mutate; the call-site fallback leaves them alone.
 _FALLBACK_SKIP = frozenset(
@@ -160,32 +95,9 @@ _FALLBACK_SKIP = frozenset(
     }
 )
 
-_AUG_TO_BINARY: dict[type[cst.BaseAugOp], type[cst.BaseBinaryOp]] = {
-    cst.AddAssign: cst.Add,
-    cst.SubtractAssign: cst.Subtract,
-    cst.MultiplyAssign: cst.Multiply,
-    cst.DivideAssign: cst.Divide,
-    cst.FloorDivideAssign: cst.FloorDivide,
-    cst.ModuloAssign: cst.Modulo,
-    cst.PowerAssign: cst.Power,
-    cst.BitAndAssign: cst.BitAnd,
-    cst.BitOrAssign: cst.BitOr,
-    cst.BitXorAssign: cst.BitXor,
-    cst.LeftShiftAssign: cst.LeftShift,
-    cst.RightShiftAssign: cst.RightShift,
-}
-
-#: Expressions that never need parentheses when they become an operand.
-_ATOMS = (
-    cst.Name,
-    cst.Attribute,
-    cst.Call,
-    cst.Subscript,
-    cst.Integer,
-    cst.Float,
-    cst.Imaginary,
-    cst.SimpleString,
-)
+#: Names that stand for the instance or the class in a method: ``self.data = v`` is an
+#: attribute, not a write through ``.data``.
+_OWNER_NAMES = ("self", "cls")
 
 
 def out_of_place_twin(source: str, lines: set[int] | None = None) -> str:
@@ -210,24 +122,13 @@ def out_of_place_twin(source: str, lines: set[int] | None = None) -> str:
 
 def _is_dotted(node: cst.BaseExpression) -> bool:
     """``x``, ``self.buf``, ``a.b.c``: a name that can be assigned to."""
-    if isinstance(node, cst.Name):
-        return True
-    return isinstance(node, cst.Attribute) and _is_dotted(node.value)
+    return dotted_name(node) is not None
 
 
-def _dotted_name(node: cst.BaseExpression) -> str | None:
-    """The text of a dotted name, or ``None``."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted_name(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
-
-
-def _is_inplace_name(name: str) -> bool:
-    """``add_`` yes; ``__iadd__``, ``_private_`` and ``x__`` no."""
-    return len(name) > 1 and name.endswith("_") and not name.endswith("__") and name[0] != "_"
+def _public_inplace(name: str) -> bool:
+    """``add_`` yes; ``__iadd__``, ``_private_`` and ``x__`` no: the twin rewrites only public
+    in-place names (a private ``_name_`` has no public out-of-place stem)."""
+    return is_inplace_name(name) and not name.startswith("_")
 
 
 def _alias_owner(node: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -260,7 +161,7 @@ def _base_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
 
 def _paren(node: cst.BaseExpression) -> cst.BaseExpression:
     """``node`` wrapped in parentheses unless it is atomic or already wrapped."""
-    if isinstance(node, _ATOMS) or node.lpar:
+    if not needs_parens(node):
         return node
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
@@ -274,10 +175,6 @@ def _is_zero(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _is_true(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
-
-
 def _without_last_comma(args: Sequence[cst.Arg]) -> list[cst.Arg]:
     out = list(args)
     if out:
@@ -285,24 +182,13 @@ def _without_last_comma(args: Sequence[cst.Arg]) -> list[cst.Arg]:
     return out
 
 
-def _drop_keyword(call: cst.Call, keyword: str) -> cst.Call:
-    """``call`` without its ``keyword=...`` argument."""
-    kept = [a for a in call.args if not (a.keyword and a.keyword.value == keyword)]
+def _drop_keyword(call: cst.Call, name: str) -> cst.Call:
+    """``call`` without its ``name=...`` argument."""
+    kept = [a for a in call.args if not (a.keyword and a.keyword.value == name)]
     if len(kept) == len(call.args):
         return call
-    dropped_last = call.args[-1].keyword is not None and call.args[-1].keyword.value == keyword
+    dropped_last = call.args[-1].keyword is not None and call.args[-1].keyword.value == name
     return call.with_changes(args=_without_last_comma(kept) if dropped_last else kept)
-
-
-def _keyword(call: cst.Call, keyword: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg
-    return None
-
-
-def _positional(call: cst.Call) -> list[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
 
 
 def _assign(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.Assign:
@@ -359,16 +245,12 @@ def _chain_root(call: cst.Call, rewritten: bool = False) -> cst.BaseExpression |
     is not ``.data``, or on an element of one: ``ema[k]``), else ``None``. In the
     ``rewritten`` tree the inner calls are already out of place (``h.mul(2).add_(1)``), so
     there any method call counts below the outermost."""
-    node: cst.BaseExpression = call
-    depth = 0
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        name = node.func.attr.value
-        if (depth == 0 or not rewritten) and (not _is_inplace_name(name) or name in _NOT_REWRITTEN):
-            return None
-        node = node.func.value
-        depth += 1
+    methods, node = method_chain(call, lambda _: True)
+    checked = methods[-1:] if rewritten else methods
+    if any(method_form(method.attr.value) is None for method in checked):
+        return None
     element = isinstance(node, cst.Subscript) and _is_dotted(node.value)
-    if depth < 2 or not (_is_dotted(node) or element):
+    if len(methods) < 2 or not (_is_dotted(node) or element):
         return None
     if isinstance(node, cst.Attribute) and node.attr.value == "data":
         return None
@@ -377,13 +259,13 @@ def _chain_root(call: cst.Call, rewritten: bool = False) -> cst.BaseExpression |
 
 def _inplace_function(call: cst.Call) -> str | None:
     """The dotted name of ``torch.relu_`` / ``F.relu_`` style calls, else ``None``."""
-    name = _dotted_name(call.func)
+    name = dotted_name(call.func)
     if name is None or "." not in name:
         return None
     parts = name.split(".")
     if parts[0] not in _FUNCTION_ROOTS and parts[:2] != ["nn", "functional"]:
         return None
-    if "init" in parts[:-1] or not _is_inplace_name(parts[-1]):
+    if "init" in parts[:-1] or not _public_inplace(parts[-1]):
         return None
     return name
 
@@ -391,11 +273,9 @@ def _inplace_function(call: cst.Call) -> str | None:
 def _inplace_method(call: cst.Call) -> bool:
     """``recv.name_(...)`` on something that may be a tensor (not ``nn.init.zeros_``)."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or not _is_inplace_name(func.attr.value):
+    if not isinstance(func, cst.Attribute) or method_form(func.attr.value) is None:
         return False
-    if func.attr.value in _NOT_REWRITTEN:
-        return False
-    receiver = _dotted_name(func.value)
+    receiver = dotted_name(func.value)
     if receiver is None:
         return True
     parts = receiver.split(".")
@@ -416,11 +296,11 @@ def _clamp_as_relu(call: cst.Call) -> cst.Call | None:
     stem = name[:-1] if inplace else name
     if stem not in {"clamp", "clip", "clamp_min"}:
         return None
-    positional = _positional(call)
+    args = positional(call)
     keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
-    is_function = _dotted_name(func.value) == "torch"
-    operands = positional[1:] if is_function else positional
-    if is_function and not positional:
+    is_function = dotted_name(func.value) == "torch"
+    operands = args[1:] if is_function else args
+    if is_function and not args:
         return None
     if set(keywords) - {"min"} or len(operands) + len(keywords) != 1:
         return None
@@ -430,7 +310,7 @@ def _clamp_as_relu(call: cst.Call) -> cst.Call | None:
     relu = cst.Name("relu")
     if is_function:
         return call.with_changes(
-            func=func.with_changes(attr=relu), args=_without_last_comma(positional[:1])
+            func=func.with_changes(attr=relu), args=_without_last_comma(args[:1])
         )
     return call.with_changes(func=func.with_changes(attr=relu), args=[])
 
@@ -452,10 +332,11 @@ def _out_of_place_method(call: cst.Call, receiver: cst.BaseExpression) -> cst.Ba
     func = call.func
     assert isinstance(func, cst.Attribute)
     name = func.attr.value
-    source = _positional(call)
-    if name == "copy_" and source:
+    form = method_form(name)
+    source = positional(call)
+    if form is Form.COPY and source:
         return _zero_plus(receiver, source[0].value)
-    if name in _CLONE_THEN_WRITE:
+    if form is Form.CLONE:
         clone = cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("clone")))
         return call.with_changes(func=func.with_changes(value=clone))
     return call.with_changes(func=func.with_changes(value=receiver, attr=cst.Name(name[:-1])))
@@ -466,7 +347,7 @@ def _out_of_place_function(call: cst.Call) -> cst.Call:
     func = call.func
     assert isinstance(func, cst.Attribute)
     name = func.attr.value
-    new = "zeros_like" if name == "zero_" else name[:-1]
+    new = function_out_of_place(name)
     return call.with_changes(func=func.with_changes(attr=cst.Name(new)))
 
 
@@ -529,9 +410,9 @@ class _TwinTransformer(cst.CSTTransformer):
             if not self._chosen(*self._call_lines(call)):
                 continue
             if _clamp_as_relu(call) is not None:
-                if _is_inplace_name(cast(cst.Attribute, call.func).attr.value):
+                if _public_inplace(cast(cst.Attribute, call.func).attr.value):
                     self._owned.add(id(call))
-            elif _inplace_function(call) or _inplace_method(call) or _keyword(call, "out"):
+            elif _inplace_function(call) or _inplace_method(call) or keyword(call, "out"):
                 self._owned.add(id(call))
                 if _chain_root(call) is not None:
                     self._chains.add(id(call))
@@ -593,7 +474,7 @@ class _TwinTransformer(cst.CSTTransformer):
         call = self._flip_inplace_flag(original_node, updated_node)
         if not chosen:
             return call
-        if _keyword(call, "out") is not None:
+        if keyword(call, "out") is not None:
             call = _drop_keyword(call, "out")
             self.matched.update(call_lines)
         if _inplace_function(call) is not None:
@@ -611,14 +492,12 @@ class _TwinTransformer(cst.CSTTransformer):
         args = list(call.args)
         flipped: list[int] = []
         for index, arg in enumerate(args):
-            if arg.keyword is not None and arg.keyword.value == "inplace" and _is_true(arg.value):
+            if arg.keyword is not None and arg.keyword.value == "inplace" and is_true(arg.value):
                 flipped.append(index)
-        name = _dotted_name(call.func)
-        position = _INPLACE_POSITION.get(name.split(".")[-1]) if name else None
-        if position is not None:
-            positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
-            if len(positional) > position and _is_true(args[positional[position]].value):
-                flipped.append(positional[position])
+        name = dotted_name(call.func)
+        flag = positional_inplace(call, name.split(".")[-1]) if name else None
+        if flag is not None and is_true(flag.value):
+            flipped.append(next(i for i, a in enumerate(args) if a is flag))
         flipped = [i for i in flipped if self._chosen(call_line, self._line(original.args[i]))]
         if not flipped:
             return call
@@ -664,8 +543,8 @@ def _rewrite_owned_call(call: cst.Call, stmt: cst.Expr) -> list[cst.BaseSmallSta
     relu = _clamp_as_relu(call)
     if relu is not None:
         func = cast(cst.Attribute, relu.func)
-        if _dotted_name(func.value) == "torch":
-            operands = _positional(relu)
+        if dotted_name(func.value) == "torch":
+            operands = positional(relu)
             written = _write(operands[0].value, lambda t: _replace_first_arg(relu, t), stmt)
         else:
             written = _write(
@@ -676,7 +555,7 @@ def _rewrite_owned_call(call: cst.Call, stmt: cst.Expr) -> list[cst.BaseSmallSta
         return written if written is not None else [stmt.with_changes(value=relu)]
     if _inplace_function(call) is not None:
         value = _out_of_place_function(call)
-        operands = _positional(call)
+        operands = positional(call)
         if operands:
             written = _write(operands[0].value, lambda t: _replace_first_arg(value, t), stmt)
             if written is not None:
@@ -688,7 +567,7 @@ def _rewrite_owned_call(call: cst.Call, stmt: cst.Expr) -> list[cst.BaseSmallSta
         if written is not None:
             return written
         return [stmt.with_changes(value=_out_of_place_method(call, call.func.value))]
-    out = _keyword(call, "out")
+    out = keyword(call, "out")
     assert out is not None
     plain = _drop_keyword(call, "out")
     written = _write(out.value, lambda _: plain, stmt)
@@ -699,8 +578,8 @@ def _rewrite_flipped_call(
     original: cst.Call, call: cst.Call, stmt: cst.Expr
 ) -> list[cst.BaseSmallStatement] | None:
     """``F.relu(x, inplace=True)`` as a statement -> ``x = F.relu(x, inplace=False)``."""
-    name = _dotted_name(call.func)
-    operands = _positional(call)
+    name = dotted_name(call.func)
+    operands = positional(call)
     if name is None or not operands or not name.split(".")[-1].islower():
         return None
     kept = stmt.with_changes(value=original)
@@ -709,10 +588,10 @@ def _rewrite_flipped_call(
 
 def _rewrite_aug_assign(stmt: cst.AugAssign) -> list[cst.BaseSmallStatement] | None:
     """``x += y`` -> ``x = x + y``; ``x[i] += y`` -> ``x = <clone>; x[i] = x[i] + y``."""
-    binary = _AUG_TO_BINARY.get(type(stmt.operator))
-    if binary is None:
+    form = binary_form(stmt.operator)
+    if form is None:
         return None
-    op = binary(
+    op = form[0](
         whitespace_before=stmt.operator.whitespace_before,
         whitespace_after=stmt.operator.whitespace_after,
     )
@@ -738,15 +617,15 @@ _NOT_TENSORS = (
 )
 
 
-def _is_self(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value in ("self", "cls")
-
-
 def _rewrite_assign(stmt: cst.Assign) -> list[cst.BaseSmallStatement] | None:
     """``x[i] = v`` -> ``x = <clone of x>; x[i] = v``; ``x.data = v`` -> ``x = x * 0 + v``."""
     if len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Attribute):
         owner = _alias_owner(stmt.targets[0].target)
-        if owner is not None and not _is_self(owner) and not isinstance(stmt.value, _NOT_TENSORS):
+        if (
+            owner is not None
+            and not (isinstance(owner, cst.Name) and owner.value in _OWNER_NAMES)
+            and not isinstance(stmt.value, _NOT_TENSORS)
+        ):
             return _rebind(owner, _zero_plus(owner, stmt.value), stmt)
     bases: dict[str, cst.BaseExpression] = {}
     for target in stmt.targets:
