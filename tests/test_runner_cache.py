@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,8 @@ x.sum().backward()
 CLEAN = "import torch\nx = torch.randn(4)\ny = torch.relu(x)\n"
 
 
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
+def _build(project: Path) -> Path:
     """A project with a pyproject.toml and a mix of hazardous, clean and broken files."""
-    project = tmp_path / "proj"
     shutil.copytree(ROOT / "examples", project / "src" / "examples")
     for group in ("ipl002", "ipl004", "ipl007", "safe"):
         shutil.copytree(ROOT / "tests" / "cases" / group, project / "src" / "cases" / group)
@@ -41,6 +40,43 @@ def tree(tmp_path: Path) -> Path:
     (project / "src" / "broken.py").write_text("import torch\nx.add_(1\n")
     (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     return project
+
+
+@dataclass(frozen=True)
+class Template:
+    """The tree, built and linted once a session; tests lint copies of it.
+
+    ``expected``: what ``--no-cache --jobs 1 --statistics .`` prints from ``src/`` (exit code,
+    stdout); ``warm``: a copy whose cache holds every file's entry for that command's codes.
+    """
+
+    cold: Path
+    warm: Path
+    expected: tuple[int, str]
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    cold = _build(tmp_path_factory.mktemp("template") / "proj")
+    code, out, _ = _run("--no-cache", "--jobs", "1", "--statistics", ".", cwd=cold / "src")
+    warm = tmp_path_factory.mktemp("template") / "proj"
+    shutil.copytree(cold, warm)
+    filled = _run("--jobs", "2", "--statistics", ".", cwd=warm / "src")
+    assert filled[:2] == (code, out)
+    assert _entries(warm / CACHE_DIR_NAME)
+    return Template(cold, warm, (code, out))
+
+
+@pytest.fixture
+def tree(template: Template, tmp_path: Path) -> Path:
+    """A fresh copy of the template tree, no cache."""
+    return Path(shutil.copytree(template.cold, tmp_path / "proj"))
+
+
+@pytest.fixture
+def warm_tree(template: Template, tmp_path: Path) -> Path:
+    """A fresh copy of the template tree with its full cache."""
+    return Path(shutil.copytree(template.warm, tmp_path / "proj"))
 
 
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -78,52 +114,58 @@ def _count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def test_jobs_two_prints_exactly_what_jobs_one_prints(tree: Path) -> None:
-    one = _run("--no-cache", "--jobs", "1", "--statistics", "src", cwd=tree)
-    two = _run("--no-cache", "--jobs", "2", "--statistics", "src", cwd=tree)
-    assert one == two
+def test_jobs_two_prints_exactly_what_jobs_one_prints(tree: Path, template: Template) -> None:
+    one = template.expected  # --no-cache --jobs 1 --statistics, run once a session
+    two = _run("--no-cache", "--jobs", "2", "--statistics", ".", cwd=tree / "src")
+    assert one == two[:2] and "Traceback" not in two[2]
     assert one[0] == 2  # broken.py
     assert one[1].count("\n") > 30
     assert not (tree / CACHE_DIR_NAME).exists()
 
 
-def test_jobs_validation(tree: Path) -> None:
+def test_jobs_validation(tmp_path: Path) -> None:
     for bad in ("-1", "two"):
-        code, out, err = _run("--jobs", bad, "src", cwd=tree)
+        code, out, err = _run("--jobs", bad, ".", cwd=tmp_path)
         assert code == 2 and "--jobs" in err and out == ""
 
 
 def test_second_run_is_served_from_the_cache(
-    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tree: Path,
+    template: Template,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(tree)
+    monkeypatch.chdir(tree / "src")  # the cache goes to the project root, not the cwd
     seen = _count_analyses(monkeypatch)
-    first = cli.main(["--jobs", "1", "src"])
+    first = cli.main(["--jobs", "1", "--statistics", "."])
     out_first = capsys.readouterr().out
+    assert (first, out_first) == template.expected
     files = len(seen)
     assert files > 50
     cache = tree / CACHE_DIR_NAME
+    assert not (tree / "src" / CACHE_DIR_NAME).exists()
     assert len(_entries(cache)) == files
     assert (cache / ".gitignore").read_text().strip().endswith("*")
     stamps = {p: p.stat().st_mtime_ns for p in _entries(cache)}
 
     seen.clear()
-    second = cli.main(["--jobs", "1", "src"])
+    second = cli.main(["--jobs", "1", "--statistics", "."])
     assert (second, capsys.readouterr().out) == (first, out_first)
     assert seen == []  # nothing analysed
     assert {p: p.stat().st_mtime_ns for p in _entries(cache)} == stamps  # nothing rewritten
 
 
 def test_cache_follows_content_and_config(
-    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    warm_tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tree / "src")  # the cache goes to the project root, not the cwd
+    tree = warm_tree
+    monkeypatch.chdir(tree / "src")
     seen = _count_analyses(monkeypatch)
     cli.main(["--jobs", "1", "."])
     capsys.readouterr()
+    assert seen == []  # the copied cache serves every file
     assert (tree / CACHE_DIR_NAME).is_dir() and not (tree / "src" / CACHE_DIR_NAME).exists()
 
-    seen.clear()
     Path("clean.py").write_text(HAZARD)  # content change: only this file again
     assert cli.main(["--jobs", "1", "."]) == 2
     assert seen == ["clean.py"]
@@ -144,12 +186,14 @@ def test_cache_follows_content_and_config(
 
 
 def test_damaged_entries_are_ignored_and_rewritten(
-    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    warm_tree: Path,
+    template: Template,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(tree)
-    expected = cli.main(["--jobs", "1", "--no-cache", "src"]), capsys.readouterr().out
-    cli.main(["--jobs", "1", "src"])
-    capsys.readouterr()
+    tree = warm_tree
+    monkeypatch.chdir(tree / "src")
+    expected = template.expected
     entries = _entries(tree / CACHE_DIR_NAME)
     damage = [
         b"",
@@ -175,24 +219,25 @@ def test_damaged_entries_are_ignored_and_rewritten(
     hazard_entry.write_text(json.dumps(payload))
 
     seen = _count_analyses(monkeypatch)
-    assert (cli.main(["--jobs", "1", "src"]), capsys.readouterr().out) == expected
+    assert (cli.main(["--jobs", "1", "--statistics", "."]), capsys.readouterr().out) == expected
     assert len(seen) == (len(entries) + 1) // 2 + 1
     seen.clear()
-    assert (cli.main(["--jobs", "1", "src"]), capsys.readouterr().out) == expected
+    assert (cli.main(["--jobs", "1", "--statistics", "."]), capsys.readouterr().out) == expected
     assert seen == []  # healed
 
 
-def test_two_concurrent_runs_share_one_cache(tree: Path) -> None:
-    expected = _run("--no-cache", "--jobs", "1", "src", cwd=tree)
+def test_two_concurrent_runs_share_one_cache(tree: Path, template: Template) -> None:
+    expected = template.expected
     env = {STATS_ENV: "1"}
+    src = tree / "src"
     for _ in range(2):  # first both cold, then both warm
-        runs = [_cli("--jobs", "2", "src", cwd=tree, env=env) for _ in range(2)]
+        runs = [_cli("--jobs", "2", "--statistics", ".", cwd=src, env=env) for _ in range(2)]
         for process in runs:
             out, err = process.communicate(timeout=300)
-            assert (process.returncode, out) == expected[:2]
+            assert (process.returncode, out) == expected
             assert "0 damaged" in err and "Traceback" not in err
-    code, out, err = _run("--jobs", "2", "src", cwd=tree, env=env)
-    assert (code, out) == expected[:2]
+    code, out, err = _run("--jobs", "2", "--statistics", ".", cwd=src, env=env)
+    assert (code, out) == expected
     assert " 0 misses" in err and "0 writes" in err
     assert not list((tree / CACHE_DIR_NAME).rglob(".tmp-*"))
 
@@ -247,7 +292,11 @@ def test_stdin_is_never_cached(tree: Path) -> None:
     assert not (tree / CACHE_DIR_NAME).exists()
 
 
-def test_cache_dir_option_and_default_exclude(tree: Path) -> None:
+def test_cache_dir_option_and_default_exclude(tmp_path: Path) -> None:
+    tree = tmp_path / "proj"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "hazard.py").write_text(HAZARD)
+    (tree / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     code, out, _ = _run("--cache-dir", "elsewhere", "--jobs", "1", "src/hazard.py", cwd=tree)
     assert code == 1 and _entries(tree / "elsewhere")
     assert not (tree / CACHE_DIR_NAME).exists()
@@ -257,6 +306,7 @@ def test_cache_dir_option_and_default_exclude(tree: Path) -> None:
     (tree / CACHE_DIR_NAME / "planted.py").write_text(HAZARD)
     _, out, _ = _run("--no-cache", ".", cwd=tree)
     assert f"{CACHE_DIR_NAME}/planted.py" not in out
+    assert "src/hazard.py:4:1: IPL001" in out and "elsewhere/planted.py:4:1: IPL001" in out
 
 
 def test_cache_root_is_the_project_root(tree: Path, tmp_path: Path) -> None:
@@ -280,11 +330,18 @@ def test_fingerprint_changes_with_the_package_sources(tmp_path: Path) -> None:
     assert folder_fingerprint(package) != before
 
 
-def test_lint_files_keeps_the_input_order(tree: Path) -> None:
-    files = sorted((tree / "src").rglob("*.py"), reverse=True)
-    pairs = [(f, f.name) for f in files]
-    results = lint_files(pairs, Config(), jobs=1)
-    assert [r.path for r in results] == [f.name for f in files]
+def test_lint_files_keeps_the_input_order(warm_tree: Path) -> None:
+    """Cache hits (served first) and misses (linted after) come back in the order given."""
+    src = warm_tree / "src"
+    files = sorted(src.rglob("*.py"), reverse=True)
+    changed = files[::7]
+    for path in changed:
+        path.write_text(path.read_text() + "# changed\n")
+    pairs = [(f, f.relative_to(src).as_posix()) for f in files]
+    cache = Cache(warm_tree / CACHE_DIR_NAME)
+    results = lint_files(pairs, Config(), jobs=1, cache=cache)
+    assert [r.path for r in results] == [display for _, display in pairs]
+    assert (cache.stats.hits, cache.stats.misses) == (len(files) - len(changed), len(changed))
 
 
 def test_a_file_over_its_time_budget_is_not_cached(tmp_path: Path) -> None:
