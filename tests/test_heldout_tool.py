@@ -40,8 +40,11 @@ def test_score_reports_hits_and_clean_files(tmp_path: Path) -> None:
     done = _run("score", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "HIT " in done.stdout and "OK   " in done.stdout
-    assert done.stdout.splitlines()[-1].endswith(
-        "1/1; safe files clean: 1/1; hazard files with unmarked findings: 0"
+    files, findings = done.stdout.splitlines()[-2:]
+    assert files.endswith("1/1; safe files clean: 1/1; hazard files with unmarked findings: 0")
+    assert findings == (
+        "markers: 1; recall (line and code) 1.00, (line, any code) 1.00; findings: 1; "
+        "precision (line and code) 1.00, (marked line, any code) 1.00"
     )
 
 

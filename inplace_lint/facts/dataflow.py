@@ -35,6 +35,7 @@ from inplace_lint.facts.op_extras import (
 )
 from inplace_lint.facts.ops import (
     OpTable,
+    is_inplace_name,
 )
 from inplace_lint.facts.state import Context, _Scope
 from inplace_lint.facts.statements import Statements
@@ -150,7 +151,7 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
             ctx.no_grad = True  # every call in this file runs it with grad off
         ctx.state_update = state_update_name(name) or (cls is not None and cls.is_optimizer)
         param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
-        if name.endswith("_") and not name.endswith("__"):
+        if is_inplace_name(name):
             ctx.exempt_args = "its name ends in `_`"
         elif any(_inplace_flag(p) for p in param_names):
             ctx.exempt_args = "it takes an `inplace` flag"

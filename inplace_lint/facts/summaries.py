@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
-from inplace_lint.facts.ops import OpTable
+from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
@@ -200,7 +200,7 @@ class _MutationFinder(Walker):
             for a in node.args
         )
         short = qualified.rsplit(".", 1)[-1]
-        if inplace_kw or (short.endswith("_") and not short.endswith("__")):
+        if inplace_kw or is_inplace_name(short):
             self.hit(_root(first, table), node, f"`{short}()`")
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
@@ -306,7 +306,7 @@ def _may_write(nodes: list[cst.CSTNode], table: OpTable) -> bool:
                     return True
             else:
                 name = func.value if type(func) is cst.Name else ""
-            if name.endswith("_") and not name.endswith("__"):
+            if is_inplace_name(name):
                 return True
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value in ("inplace", "out"):

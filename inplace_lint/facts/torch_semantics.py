@@ -24,6 +24,7 @@ from inplace_lint.facts.op_extras import (
 from inplace_lint.facts.ops import (
     MAYBE_SELF_METHODS,
     OpInfo,
+    is_inplace_name,
 )
 from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.syntax import (
@@ -257,8 +258,7 @@ class TorchSemantics(AnalyzerBase):
         self._use(inputs)
         inplace_mode = _inplace_mode(info, args)
         name_inplace = (
-            qualified.rsplit(".", 1)[1].endswith("_")
-            and not qualified.endswith("__")
+            is_inplace_name(qualified.rsplit(".", 1)[1])
             and not qualified.startswith("torch.nn.utils.")  # clip_grad_norm_ writes .grad
         )
         if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
