@@ -350,7 +350,8 @@ def _record(
     if isinstance(value, cst.Call):
         qualified = resolver.imports.qualify(value.func)
         if qualified == "torch.nn.Parameter":
-            facts.parameters.add(attr)
+            # ``nn.Parameter(t, requires_grad=False)``: a tensor that never requires grad
+            (facts.parameters if _requires_grad(value) else facts.buffers).add(attr)
             return
         if qualified == "torch.nn.Buffer":
             facts.buffers.add(attr)
@@ -403,17 +404,40 @@ def _record_member(facts: ClassFacts, resolver: ModuleResolver, call: cst.Call) 
 
 
 def _record_register(facts: ClassFacts, call: cst.Call) -> None:
+    """``self.register_buffer("b", t)`` and ``self.register_parameter("w", p)``; a parameter
+    registered as ``None`` is a placeholder (torch keeps no tensor under that name), and one
+    built with ``requires_grad=False`` never requires grad."""
     name = dotted_name(call.func)
     if name not in ("self.register_buffer", "self.register_parameter") or not call.args:
         return
     first = call.args[0].value
-    if isinstance(first, cst.SimpleString):
-        attr = first.evaluated_value
-        if isinstance(attr, str):
-            if name == "self.register_buffer":
-                facts.buffers.add(attr)
-            else:
-                facts.parameters.add(attr)
+    if not isinstance(first, cst.SimpleString):
+        return
+    attr = first.evaluated_value
+    if not isinstance(attr, str):
+        return
+    if name == "self.register_buffer":
+        facts.buffers.add(attr)
+        return
+    value = call.args[1].value if len(call.args) > 1 else None
+    if isinstance(value, cst.Name) and value.value == "None":
+        return
+    if isinstance(value, cst.Call) and not _requires_grad(value):
+        facts.buffers.add(attr)
+        return
+    facts.parameters.add(attr)
+
+
+def _requires_grad(call: cst.Call) -> bool:
+    """False for ``nn.Parameter(t, requires_grad=False)`` (by keyword or as the second
+    positional argument), True otherwise."""
+    flag = next(
+        (a.value for a in call.args if a.keyword and a.keyword.value == "requires_grad"), None
+    )
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if flag is None and len(positional) > 1:
+        flag = positional[1]
+    return literal_bool(flag) is not False if flag is not None else True
 
 
 def _param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
