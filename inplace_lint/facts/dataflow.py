@@ -25,6 +25,7 @@ from inplace_lint.facts.classes import (
 from inplace_lint.facts.expressions import Expressions
 from inplace_lint.facts.heuristics import (
     _inplace_flag,
+    documented_in_place,
     init_like_name,
     state_update_name,
 )
@@ -157,6 +158,8 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
             ctx.exempt_args = "it takes an `inplace` flag"
         elif ctx.no_grad:
             ctx.exempt_args = "it runs under no_grad"
+        elif documented_in_place(func):
+            ctx.exempt_args = "its docstring says it works in place"
         elif init_like_name(name):
             ctx.exempt_args = "it initialises tensors"
         return ctx

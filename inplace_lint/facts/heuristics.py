@@ -142,3 +142,17 @@ def _mentions_inplace(test: cst.BaseExpression) -> bool:
     ``inplace_safe``)."""
     name = dotted_name(test)
     return name is not None and _inplace_flag(name.rsplit(".", 1)[-1])
+
+
+#: A docstring that says the function works in place: ``Clip boxes ... in place``,
+#: ``(modified in-place)``, ``inplace``; not ``not in place`` or ``isn't in-place``.
+#: Evidence: 11 of the 55 false alarms of the first untuned run (bench/UNTUNED.md) were
+#: ultralytics helpers whose docstrings announce the mutation (``clip_boxes``, NMS export).
+_IN_PLACE_DOC = re.compile(r"(?<!not )(?<!n't )\bin[- ]?place\b", re.IGNORECASE)
+
+
+def documented_in_place(func: cst.FunctionDef) -> bool:
+    """The function's docstring says it changes its arguments in place: its writes to them
+    are its contract, like a name ending in ``_``."""
+    docstring = func.get_docstring(clean=False)
+    return bool(docstring) and _IN_PLACE_DOC.search(docstring) is not None

@@ -1,0 +1,86 @@
+"""Facts about declared contracts and grad levels that issue 18's measurements showed wrong.
+
+Each test pairs the look-alike that must stay quiet with the hazard that must still be found.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from inplace_lint.checks import all_rules
+from inplace_lint.engine import lint_source
+
+ALL = frozenset(rule.code for rule in all_rules())
+
+
+def codes(source: str) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in lint_source(textwrap.dedent(source), "t.py", ALL)]
+
+
+HELPER = '''
+import torch
+
+
+def clip_boxes(boxes, shape):
+    """{doc}"""
+    boxes[:, 0].clamp_(0, shape[1])
+    boxes[:, 1].clamp_(0, shape[0])
+    return torch.cat([boxes, boxes], 1)
+'''
+
+
+def test_a_helper_documented_to_work_in_place_is_not_reported_without_a_caller() -> None:
+    assert codes(HELPER.format(doc="Clip bounding boxes to the image shape, in place.")) == []
+    assert codes(HELPER.format(doc="Clip boxes (modified in-place).")) == []
+
+
+def test_an_undocumented_or_denied_in_place_helper_still_is() -> None:
+    assert codes(HELPER.format(doc="Clip bounding boxes to the image shape.")) == [
+        (7, "IPL004"),
+        (8, "IPL004"),
+    ]
+    assert codes(HELPER.format(doc="Clip boxes; the input is not in-place modified.")) == [
+        (7, "IPL004"),
+        (8, "IPL004"),
+    ]
+
+
+def test_a_documented_helper_still_harms_a_caller_whose_tensor_was_saved() -> None:
+    source = HELPER.format(doc="Clip boxes in place.") + textwrap.dedent(
+        """
+        w = torch.randn(4, 4, requires_grad=True)
+        boxes = w.exp()
+        out = clip_boxes(boxes, (8, 8))
+        out.sum().backward()
+        """
+    )
+    assert (7, "IPL004") in codes(source)
+
+
+def test_frozen_and_placeholder_parameters_are_not_grad_leaves() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+
+    class M(nn.Module):
+        def __init__(self, n, track):
+            super().__init__()
+            if track:
+                self.register_buffer("stat", torch.zeros(n))
+            else:
+                self.register_parameter("stat", None)
+            self.eps = nn.Parameter(torch.zeros(n), requires_grad=False)
+            self.frozen = nn.Parameter(torch.zeros(n), False)
+            self.register_parameter("late", nn.Parameter(torch.zeros(n), requires_grad=False))
+            self.w = nn.Parameter(torch.ones(n))
+
+        def forward(self, x):
+            self.stat.mul_(0.9)
+            self.eps.copy_(x.mean(0))
+            self.frozen.zero_()
+            self.late.add_(1)
+            self.w.mul_(2)
+            return x * self.w
+    """
+    assert codes(source) == [(23, "IPL003")]
