@@ -61,11 +61,17 @@ def _caller_harmed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
         if write.via_call is None or id(write.node) in seen:
             continue
         seen.add(id(write.node))
+        if read.name == write.target:
+            again: tuple[str | LineOf, ...] = (f") and reads `{read.name}` again at line ",)
+        else:  # the caller reads the tensor through another name: an alias, view or container
+            again = (
+                f") and reads it again through `{read.name}`, which shares its data, at line ",
+            )
         message = (
             f"{write.what} mutates argument `{write.param}` in place; the caller passes "
             f"`{write.target}` (line ",
             LineOf(write.via_call),
-            f") and reads `{read.name}` again at line ",
+            *again,
             LineOf(read.read),
             ", expecting the old value",
         )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inplace_lint.checks.base import RawFinding, Rule
-from inplace_lint.facts.events import Facts
+from inplace_lint.facts.events import Facts, FunctionWrite
+from inplace_lint.facts.model import Write
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
@@ -20,12 +21,30 @@ def check(facts: Facts) -> Iterator[RawFinding]:
                 f"{write.what} mutates forward input `{event.name}` in place without "
                 f"ctx.mark_dirty({event.name}); autograd's view of it is wrong"
             )
+        elif event.role == "grad_output":
+            message = (
+                f"{write.what} writes in place to {_gradient(event.name)}{_through(write, event)} "
+                "in backward; clone() it first, other consumers of the gradient see the change"
+            )
         else:
             message = (
-                f"{write.what} writes in place to {event.role} `{event.name}` in backward; "
-                "clone() it first, other consumers of the gradient see the change"
+                f"{write.what} writes in place to saved tensor `{event.name}`"
+                f"{_through(write, event)} in backward; clone() it first, other consumers of "
+                "the tensor see the change"
             )
         yield RawFinding("IPL005", write.node, write.stmt, message, write.related)
+
+
+def _gradient(name: str) -> str:
+    """The incoming gradient, named once: `grad_output`, or the incoming gradient `g`."""
+    return f"`{name}`" if "grad" in name else f"the incoming gradient `{name}`"
+
+
+def _through(write: Write, event: FunctionWrite) -> str:
+    """`` (through `grad_input`)`` when the write goes through another name for it."""
+    if write.name and write.name != event.name:
+        return f" (through `{write.name}`)"
+    return ""
 
 
 RULE = Rule(

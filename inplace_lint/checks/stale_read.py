@@ -32,10 +32,55 @@ def check(facts: Facts) -> Iterator[RawFinding]:
                 f"{write.what} changes {target} in place, but `{event.name}` reads its old "
                 "value again at line ",
                 LineOf(event.read),
-                f" ({event.how})",
+                f" ({_chained(write, event.read, event.name) or event.how})",
             )
             related = ((event.read, f"`{event.name}` read again here"), *write.related)
         yield RawFinding("IPL002", write.node, write.stmt, message, related)
+
+
+def _chained(write: Write, read: cst.CSTNode, read_name: str) -> str | None:
+    """``x.mul_(a).add_(x[i])``: the read sits in a call chained on the in-place result, which
+    the chain treats as a new tensor; say so (nothing was bound to a name)."""
+    if write.stmt is None or not isinstance(write.node, cst.Call) or read_name != write.name:
+        return None
+    finder = _CallFinder()
+    write.stmt.visit(finder)
+    chain = [write.node]  # the write, then each call made on the previous one's result
+    while True:
+        receiver = chain[-1]
+        following = [c for c in finder.calls if _method_of(c, receiver) is not None]
+        if not following:
+            break
+        chain.append(following[0])
+    if len(chain) == 1 or not _contains(chain[-1], read) or _contains(write.node, read):
+        return None
+    method = _method_of(chain[1], write.node)
+    return f"`.{method}()` is chained on the in-place result as if it were a new tensor"
+
+
+def _method_of(call: cst.Call, receiver: cst.CSTNode) -> str | None:
+    """``m`` when ``call`` is ``receiver.m(...)``."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.value is receiver:
+        return func.attr.value
+    return None
+
+
+class _CallFinder(cst.CSTVisitor):
+    """Every call in a statement."""
+
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``tree`` or one of its descendants (by identity)."""
+    if tree is node:
+        return True
+    return any(_contains(child, node) for child in tree.children)
 
 
 #: Largest constant that counts as a numerical nudge rather than a change of value.

@@ -315,9 +315,11 @@ class Expressions(AnalyzerBase):
             # every write that changed the value since the read's name took it is a finding
             for pending in sorted(matched, key=lambda p: p.seq):
                 how = (
-                    "the in-place result was bound to a new name"
-                    if (name == pending.written_name)
-                    else "it aliases the written tensor"
+                    "it aliases the written tensor"
+                    if name != pending.written_name
+                    else "the in-place result was bound to a new name"
+                    if pending.bound_away
+                    else "the in-place result is used as a new tensor"
                 )
                 self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
         groups |= {g for g, _ in held}
