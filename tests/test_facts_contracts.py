@@ -84,3 +84,57 @@ def test_frozen_and_placeholder_parameters_are_not_grad_leaves() -> None:
             return x * self.w
     """
     assert codes(source) == [(23, "IPL003")]
+
+
+def test_an_attribute_that_is_a_dict_on_one_path_is_not_written_by_a_key_store() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Explainer(nn.Module):
+        def init_masks(self, x, hetero):
+            if hetero:
+                self.node_mask = {}
+                for key in ("a", "b"):
+                    self.init_node_mask(key)
+            else:
+                self.node_mask = nn.Parameter(torch.randn(3))
+
+        def init_node_mask(self, key):
+            self.node_mask[key] = nn.Parameter(torch.randn(3))
+
+        def forward(self, x):
+            self.node_mask.mul_(2)
+            return x
+    """
+    assert codes(source) == [(19, "IPL003")]
+
+
+def test_a_mapping_annotated_parameter_is_a_container() -> None:
+    source = """
+    from typing import MutableMapping
+
+    import torch
+
+
+    def convert(global_weights, local_var_dict: MutableMapping) -> tuple[MutableMapping, int]:
+        for name in local_var_dict:
+            weights = global_weights[name]
+            weights = torch.reshape(torch.as_tensor(weights), local_var_dict[name].shape)
+            local_var_dict[name] = weights
+        return local_var_dict, len(local_var_dict)
+
+
+    def scale(state: dict, name):
+        state[name] *= 2
+        return len(state)
+
+
+    def train(net, weights, get_state_dict, check):
+        local = get_state_dict(net)
+        merged, n = convert(weights, local_var_dict=local)
+        check(local, n)
+        return scale(local, "w")
+    """
+    assert codes(source) == []

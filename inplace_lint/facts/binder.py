@@ -12,9 +12,9 @@ import libcst as cst
 
 from inplace_lint.facts.containers import container_params
 from inplace_lint.facts.heuristics import (
-    _CONTAINER_ANNOTATIONS,
     _INTEGER_NAME,
     _SIZE_NAME,
+    container_annotation,
 )
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
@@ -99,7 +99,7 @@ class Binder(AnalyzerBase):
             return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
         if ctx.role == "fn_forward":
             return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
-        if any(w in ann_text for w in _CONTAINER_ANNOTATIONS) or (
+        if container_annotation(ann_text) or (
             ctx.node is not None and name in self._container_params(ctx.node)
         ):
             return new_value(Kind.CONTAINER, name)
@@ -119,11 +119,19 @@ class Binder(AnalyzerBase):
         return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
 
     def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
+        """Parameters that hold lists, tuples or dicts: by how the body uses them, or by
+        their annotation (``state: MutableMapping``)."""
         found = self._containers_of.get(id(func))
         if found is None:
-            found = self._containers_of[id(func)] = (
-                container_params(func) if self._memo is None else self._memo.containers(func)
-            )
+            used = container_params(func) if self._memo is None else self._memo.containers(func)
+            params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+            annotated = {
+                p.name.value
+                for p in params
+                if p.annotation is not None
+                and container_annotation(self.module.code_for_node(p.annotation.annotation))
+            }
+            found = self._containers_of[id(func)] = used | annotated
         return found
 
     def _lookup(self, name: str) -> list[Value] | None:
@@ -142,7 +150,10 @@ class Binder(AnalyzerBase):
                 value = new_value(Kind.MODULE, name, module=spec)
                 self.class_values[key] = value
             elif attr in cls.parameters:
-                value = new_value(Kind.TENSOR, name, grad=2, leaf=True)
+                # a parameter on one path and a dict on another (``self.mask = {}``): not
+                # known to be a tensor until a tensor method is called on it
+                sure = attr not in cls.displays
+                value = new_value(Kind.TENSOR, name, grad=2, leaf=True, sure=sure)
                 value.group.leaf = True
             elif attr in cls.buffers:
                 value = new_value(Kind.TENSOR, name, grad=0)

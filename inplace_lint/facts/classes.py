@@ -48,6 +48,9 @@ class ClassFacts:
     lists: set[str] = field(default_factory=set)
     #: attributes assigned anything else somewhere
     assigned: set[str] = field(default_factory=set)
+    #: attributes assigned a dict, list, set or tuple display (or ``dict()``) somewhere: on
+    #: that path they hold a container, so a subscript store into them is no tensor write
+    displays: set[str] = field(default_factory=set)
 
 
 def literal_bool(node: cst.BaseExpression | None) -> bool | None:
@@ -347,6 +350,8 @@ def _record(
     attr = name[5:]
     empty_list = isinstance(value, cst.List) and not value.elements
     (facts.lists if empty_list else facts.assigned).add(attr)
+    if _is_display(value):
+        facts.displays.add(attr)
     if isinstance(value, cst.Call):
         qualified = resolver.imports.qualify(value.func)
         if qualified == "torch.nn.Parameter":
@@ -381,6 +386,16 @@ def _record(
         classes = {c for s in (earlier, spec) for c in s.classes}
         spec = ModuleSpec(qualname=None, node=value, candidates=tuple(sorted(classes)))
     facts.modules[attr] = spec
+
+
+def _is_display(value: cst.BaseExpression) -> bool:
+    """A dict, list, set or tuple display, or a call of ``dict``/``list``/``OrderedDict``."""
+    if isinstance(value, cst.Dict | cst.List | cst.Set | cst.Tuple):
+        return True
+    if isinstance(value, cst.Call) and not value.args:
+        name = dotted_name(value.func)
+        return name in ("dict", "list", "set", "OrderedDict", "collections.OrderedDict")
+    return False
 
 
 def _record_member(facts: ClassFacts, resolver: ModuleResolver, call: cst.Call) -> None:

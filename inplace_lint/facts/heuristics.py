@@ -68,8 +68,17 @@ _SIZE_NAME = re.compile(r".*(shape|size)s?|num_.*|n_.*|.*_dims?|.*_idx|.*_index"
 #: A fact from the annotation, matched as text (typing aliases are not resolved).
 _CONTAINER_ANNOTATIONS = (
     "List[", "list[", "Sequence[", "Tuple[", "tuple[", "Iterable[", "Dict[", "dict[",
-    "Mapping[",
+    "Mapping", "OrderedDict",
 )  # fmt: skip
+#: Bare container annotations (``state: dict``), matched whole.
+_BARE_CONTAINER_ANNOTATIONS = frozenset({"dict", "Dict", "list", "List", "tuple", "Tuple"})
+
+
+def container_annotation(text: str) -> bool:
+    """An annotation that makes a parameter a container (``MutableMapping[str, Tensor]``,
+    ``list[Tensor]``, ``dict``): never itself a tensor. Evidence: a ``MutableMapping``
+    state dict written by key (monai, bench/UNTUNED.md)."""
+    return any(w in text for w in _CONTAINER_ANNOTATIONS) or text in _BARE_CONTAINER_ANNOTATIONS
 
 
 #: Words that make a name an optimizer's (``opt_d``, ``optimizerG``), and words a model's
