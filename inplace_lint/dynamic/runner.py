@@ -504,7 +504,10 @@ class Coverage:
             sys.settrace(previous)
 
     def lines(self) -> set[tuple[str, int]]:
-        return {(os.path.abspath(f), line) for f, line in self.raw}
+        """The lines that ran, as absolute paths. A frame that was being traced keeps its
+        local trace function after ``active`` ends, so lines can still be added while this
+        runs (seen under load); ``set.copy`` takes the snapshot without running Python."""
+        return {(os.path.abspath(f), line) for f, line in self.raw.copy()}
 
 
 # --------------------------------------------------------------------------- one run
