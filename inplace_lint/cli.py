@@ -72,7 +72,7 @@ RULE_HELP = (
 LSP_HELP = (
     "usage: inplace-lint lsp\n\n"
     "Serve the Language Server Protocol over stdin/stdout: diagnostics as you type, quick\n"
-    "fixes, hover. Needs the lsp extra: pip install 'inplace-lint[lsp]'.\n"
+    "fixes, hover. Needs the lsp extra (from the clone: pip install '.[lsp]').\n"
 )
 HELP_FLAGS = ("-h", "--help")
 

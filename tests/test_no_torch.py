@@ -59,7 +59,8 @@ def test_confirm_without_torch_is_a_clear_error(tmp_path: Path) -> None:
     result = _run(tmp_path, "confirm", "m.py")
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "inplace-lint: error: confirm needs torch: pip install 'inplace-lint[dynamic]'"
+        "inplace-lint: error: confirm needs torch: pip install torch (or, from the clone, "
+        "pip install '.[dynamic]')"
     )
 
 

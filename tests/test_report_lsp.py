@@ -139,7 +139,7 @@ def test_importable_and_cli_error_without_pygls() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2
-    assert "pip install 'inplace-lint[lsp]'" in proc.stderr
+    assert "pip install '.[lsp]'" in proc.stderr
 
 
 # -- noqa edits ------------------------------------------------------------------------------

@@ -78,7 +78,9 @@ def main(argv: Sequence[str]) -> int:
             warnings.simplefilter("ignore")  # e.g. torch's note that numpy is missing
             import torch  # noqa: F401
     except ImportError:
-        _error("confirm needs torch: pip install 'inplace-lint[dynamic]'")
+        _error(
+            "confirm needs torch: pip install torch (or, from the clone, pip install '.[dynamic]')"
+        )
         return 2
     from inplace_lint.dynamic.core import check
     from inplace_lint.dynamic.graph import write_graphs

@@ -26,7 +26,7 @@ def main(argv: Sequence[str] = ()) -> int:
     except ImportError as exc:
         print(
             f"inplace-lint: error: the language server needs pygls and lsprotocol ({exc}); "
-            "install them with: pip install 'inplace-lint[lsp]'",
+            "install the lsp extra from the clone: pip install '.[lsp]'",
             file=sys.stderr,
         )
         return 2
