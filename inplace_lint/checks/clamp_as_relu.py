@@ -7,8 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.facts.classes import literal_zero
 from inplace_lint.facts.events import Facts
-from inplace_lint.facts.syntax import is_none, literal_zero
+from inplace_lint.facts.syntax import is_none
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:

@@ -224,12 +224,13 @@ def _zero_rate(call: cst.Call) -> bool:
     """The dropout rate (``p``, first positional) is a literal 0."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "p":
-            return _literal_zero(arg.value)
+            return literal_zero(arg.value)
     positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    return bool(positional) and _literal_zero(positional[0].value)
+    return bool(positional) and literal_zero(positional[0].value)
 
 
-def _literal_zero(node: cst.BaseExpression) -> bool:
+def literal_zero(node: cst.BaseExpression | None) -> bool:
+    """A literal ``0`` or ``0.0``."""
     if isinstance(node, cst.Integer | cst.Float):
         try:
             return float(node.value) == 0.0

@@ -11,11 +11,9 @@ import re
 
 import libcst as cst
 
+from inplace_lint.facts.classes import literal_zero
 from inplace_lint.facts.model import Write
 from inplace_lint.facts.names import dotted_name
-from inplace_lint.facts.syntax import (
-    literal_zero,
-)
 
 # Each guess below names the evidence that introduced it and what it is known to cost.
 # "Tuned corpora" are timm, torchvision, transformers and diffusers (bench/REAL_CODE.md);

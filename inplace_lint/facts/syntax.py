@@ -70,15 +70,6 @@ def short_name(qualname: str) -> str:
     return qualname
 
 
-def literal_zero(node: cst.BaseExpression | None) -> bool:
-    if isinstance(node, cst.Integer | cst.Float):
-        try:
-            return float(node.value) == 0.0
-        except ValueError:
-            return False
-    return False
-
-
 def _indices_only(op: str, extra: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
     """``max(x, dim)`` / ``min(x, dim)`` save only the integer indices, not ``x``."""
     if op.rsplit(".", 1)[-1] not in ("max", "min"):
