@@ -53,6 +53,8 @@ REWRITES: list[tuple[str, str, str]] = [
     ("inside a block", "if a.sum() > 0:\n    h.mul_(2)\n", "if a.sum() > 0:\n    h = h.mul(2)\n"),
     ("chain of in-place methods", "h.mul_(2).add_(1)\n", "h = h.mul(2).add(1)\n"),
     ("chain rebinding its name", "h = h.mul_(2).add_(1)\n", "h = h.mul(2).add(1)\n"),
+    ("tuple operand parenthesised", "h *= 1.0, 2.0, 3.0, 4.0\n", "h = h * (1.0, 2.0, 3.0, 4.0)\n"),
+    ("tuple kept in parentheses", "h *= (1.0, 2.0, 3.0, 4.0)\n", "h = h * (1.0, 2.0, 3.0, 4.0)\n"),
 ]  # fmt: skip
 
 

@@ -53,13 +53,12 @@ _SAFE_CAPABLE = frozenset(r.code for r in all_rules() if r.fix == "out-of-place"
 _CLONE_CODES = frozenset(r.code for r in all_rules() if r.fix == "clone-in-backward")
 
 #: Operands the autofix writes without parentheses beside ``OPERAND_ATOMS``: strings and
-#: displays. An unparenthesised tuple is among them, so ``x += 1, 2`` becomes
-#: ``x = x + 1, 2``: a known gap, kept as it was.
+#: bracketed displays. A tuple is not among them: ``x += 1, 2`` becomes ``x = x + (1, 2)``
+#: (written ``x = x + 1, 2`` it would bind a tuple); a tuple already in parentheses is kept.
 _UNWRAPPED = (
     cst.ConcatenatedString,
     cst.FormattedString,
     cst.List,
-    cst.Tuple,
     cst.Dict,
     cst.Set,
 )
