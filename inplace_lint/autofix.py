@@ -13,13 +13,11 @@ from __future__ import annotations
 import ast
 import bisect
 import codecs
-import contextlib
 import difflib
 import itertools
 import os
 import re
 import stat
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from inplace_lint.atomic import replace_file
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config
 from inplace_lint.engine import FileResult, lint_bytes, lint_source
@@ -350,26 +349,16 @@ def _write_atomic(path: Path, data: bytes, expected: bytes) -> str | None:
     real = Path(os.path.realpath(path))
     try:
         mode = stat.S_IMODE(os.stat(real).st_mode)
-        handle, temporary = tempfile.mkstemp(
-            dir=real.parent, prefix=f".{real.name}.", suffix=".inplace-lint"
+        written = replace_file(
+            real,
+            data,
+            mode,
+            suffix=".inplace-lint",
+            unchanged=lambda: real.read_bytes() == expected,
         )
     except OSError as exc:
         return f"cannot write: {exc.strerror or exc}"
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        if real.read_bytes() != expected:
-            os.unlink(temporary)
-            return "it changed on disk during the run"
-        os.replace(temporary, real)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        return f"cannot write: {exc.strerror or exc}"
-    return None
+    return None if written else "it changed on disk during the run"
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

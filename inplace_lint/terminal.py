@@ -8,14 +8,14 @@ standard error, and only where someone is watching: a terminal, not a pipe, a fi
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
+
+from inplace_lint.atomic import replace_file
 
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -90,18 +90,7 @@ def write_atomically(path: Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_file(path, data, mode, suffix=".tmp")
 
 
 class Progress:
