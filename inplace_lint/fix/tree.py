@@ -225,8 +225,9 @@ class FixTree:
         return "".join(parts)
 
     def statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The small statement (``Expr``, ``Assign``, ...) that holds ``node``."""
-        for parent in self.ancestors(node):
+        """The small statement (``Expr``, ``Assign``, ...) that holds ``node``, or is it: an
+        ``AugAssign`` is its own statement (asking only its ancestors found the ``def``)."""
+        for parent in (node, *self.ancestors(node)):
             if isinstance(parent, cst.BaseSmallStatement):
                 return parent
             if isinstance(parent, cst.BaseCompoundStatement):

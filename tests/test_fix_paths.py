@@ -1,0 +1,143 @@
+"""One verified fix on every path: the editor's quick fix, ``--diff``, ``--fix`` and JSON.
+
+The IPL005 clone of ``grad_output`` is the regression: for ``grad_output *= ctx.scale`` its
+insertion was placed at the ``def backward`` line, so the editor's quick fix broke the file
+and ``--fix`` / ``--diff`` dropped it without a word. Each path is driven for real: the
+language server through pytest-lsp's client, the command line as a process.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from inplace_lint.autofix import apply_edits, fix_text
+from inplace_lint.engine import lint_source
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from test_lsp import CONFIG, Client, _apply, _diagnostics, _init_params, _open  # noqa: E402
+
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
+
+#: A custom backward that scales ``grad_output`` in place; ``{write}`` is the write's form.
+BACKWARD = textwrap.dedent(
+    """\
+    import torch
+
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.scale = scale
+            return x * scale
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            {write}
+            return grad_output, None
+
+
+    x = torch.randn(3, requires_grad=True)
+    y = Scale.apply(x, 2.0)
+    g = torch.ones(3)
+    y.backward(g)
+    """
+)
+WRITES = ["grad_output *= ctx.scale", "grad_output.mul_(ctx.scale)", "grad_output[0] = 0.0"]
+CLONE = "        grad_output = grad_output.clone()\n"
+
+
+def _backward(write: str) -> str:
+    return BACKWARD.format(write=write)
+
+
+def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "inplace_lint", "--no-cache", "--isolated", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_the_clone_goes_inside_backward_for_every_form_of_write(write: str) -> None:
+    """The offered edit, applied alone, parses and puts the clone right before the write."""
+    source = _backward(write)
+    (finding,) = lint_source(source, "scale.py")
+    assert finding.code == "IPL005" and finding.fix is not None and finding.fix.safe
+    after = apply_edits(source, finding.fix.edits)
+    ast.parse(after)
+    assert f"{CLONE}        {write}\n" in after
+    assert lint_source(after, "scale.py") == []
+
+
+def test_fix_and_diff_apply_the_clone_on_the_command_line(tmp_path: Path) -> None:
+    source = _backward(WRITES[0])
+    (tmp_path / "scale.py").write_text(source)
+    diff = _cli(tmp_path, "--diff", "scale.py")
+    assert diff.returncode == 1, diff
+    assert f"+{CLONE}" in diff.stdout
+    assert diff.stderr == "Would fix 1 finding.\n"
+    fixed = _cli(tmp_path, "--fix", "scale.py")
+    assert fixed.returncode == 0, fixed
+    after = (tmp_path / "scale.py").read_text()
+    assert after == source.replace("        grad_output *=", CLONE + "        grad_output *=")
+    assert fixed.stdout.splitlines()[-1] == "Found 1 finding (1 fixed, 0 remaining)."
+    assert fix_text(after, "scale.py").applied == []  # a second run changes nothing
+
+
+@pytest_lsp.fixture(config=CONFIG, scope="module")
+async def server(lsp_client: Client, tmp_path_factory: pytest.TempPathFactory):
+    await lsp_client.initialize_session(_init_params(tmp_path_factory.mktemp("workspace")))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _quick_fixes(client: Client, uri: str, text: str) -> list[types.CodeAction]:
+    diagnostics = await _diagnostics(client, uri, 1, _open(client, uri, text))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostics[0].range,
+            context=types.CodeActionContext(diagnostics=diagnostics),
+        )
+    )
+    assert actions is not None
+    return [a for a in actions if isinstance(a, types.CodeAction) and a.title.startswith("Fix")]
+
+
+@in_module_loop
+async def test_the_editors_quick_fix_for_an_augmented_write_parses(
+    server: Client, tmp_path: Path
+) -> None:
+    uri = (tmp_path / "scale.py").as_uri()
+    text = _backward(WRITES[0])
+    (action,) = await _quick_fixes(server, uri, text)
+    assert action.title == "Fix IPL005: Clone `grad_output` before writing to it in backward"
+    assert action.edit is not None and action.edit.changes is not None
+    after = _apply(text, list(action.edit.changes[uri]))
+    ast.parse(after)
+    assert f"{CLONE}        {WRITES[0]}\n" in after
+
+
+def test_json_carries_the_same_edit_that_fix_writes(tmp_path: Path) -> None:
+    source = _backward(WRITES[0])
+    (tmp_path / "scale.py").write_text(source)
+    report = json.loads(_cli(tmp_path, "--format", "json", "scale.py").stdout)
+    (finding,) = report
+    edits = finding["fix"]["edits"]
+    assert [(e["start_line"], e["start_column"]) for e in edits] == [(12, 9)]
+    assert edits[0]["text"] == "grad_output = grad_output.clone()\n        "
