@@ -15,7 +15,12 @@ import libcst as cst
 
 from inplace_lint.checks import all_rules
 from inplace_lint.finding import Edit, Finding, Fix, Position
-from inplace_lint.fix.safety import FRESH, FRESH_MODULES, SCOPES, SafetyAnalysis
+from inplace_lint.fix.bypass import BypassRewrites
+from inplace_lint.fix.clones import CloneRewrites
+from inplace_lint.fix.elements import ElementRewrites
+from inplace_lint.fix.grad_mode import GradModeRewrites
+from inplace_lint.fix.reorder import StepReorder
+from inplace_lint.fix.safety import FRESH, FRESH_MODULES, SCOPES
 from inplace_lint.fix.tree import NEWLINE
 from inplace_lint.outofplace import (
     binary_form,
@@ -51,6 +56,14 @@ _OUT_OF_PLACE_CODES = frozenset(r.code for r in all_rules() if r.fix == "out-of-
 _SAFE_CAPABLE = frozenset(r.code for r in all_rules() if r.fix == "out-of-place" and r.safe_fix)
 #: Codes whose fix clones a gradient in a custom ``backward`` before it is written.
 _CLONE_CODES = frozenset(r.code for r in all_rules() if r.fix == "clone-in-backward")
+#: The rules whose findings the rule registry gives no fix kind (``Rule.fix`` is ``None``) but
+#: that have one here: a leaf written with grad on gets ``no_grad`` / ``nn.init``
+#: (:mod:`.grad_mode`), a ``.data`` / ``.detach()`` write an out-of-place rewrite
+#: (:mod:`.bypass`).
+_LEAF_CODE = "IPL003"
+_BYPASS_CODE = "IPL007"
+#: The code whose fix may fall back to cloning the argument at the top of the function.
+_ARGUMENT_CODE = "IPL004"
 
 #: Operands the autofix writes without parentheses beside ``OPERAND_ATOMS``: strings and
 #: bracketed displays. A tuple is not among them: ``x += 1, 2`` becomes ``x = x + (1, 2)``
@@ -66,7 +79,7 @@ _UNWRAPPED = (
 _Built = tuple[str, list[Edit], bool]
 
 
-class Fixer(SafetyAnalysis):
+class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, StepReorder):
     """The rewrites of one module's findings."""
 
     # ----------------------------------------------------------------- dispatch
@@ -75,11 +88,7 @@ class Fixer(SafetyAnalysis):
         node = self.node_at(finding)
         if node is None:
             return None
-        built: _Built | None = None
-        if finding.code in _CLONE_CODES:
-            built = self._clone_in_backward(node, cloned)
-        elif finding.code in _OUT_OF_PLACE_CODES:
-            built = self._out_of_place(node, finding.code)
+        built = self._built_for(finding.code, node, cloned)
         if built is None:
             return None
         description, edits, safe = built
@@ -90,8 +99,35 @@ class Fixer(SafetyAnalysis):
             return None  # ``x = ...`` would hand the grad call a tensor outside the graph
         return Fix(description, tuple(sorted(edits, key=lambda e: (e.start, e.end))), safe)
 
+    def _built_for(
+        self, code: str, node: cst.CSTNode, cloned: set[tuple[int, str]]
+    ) -> _Built | None:
+        if code in _CLONE_CODES:
+            return self._clone_in_backward(node, cloned) or self.clone_in_forward(node, cloned)
+        if code == _LEAF_CODE:
+            return self.leaf_write_fix(node)
+        if code == _BYPASS_CODE:
+            return self.bypass_fix(node)
+        if code not in _OUT_OF_PLACE_CODES:
+            return None
+        built = self._out_of_place(node, code)
+        if built is None and isinstance(node, cst.Call):
+            built = (
+                self.step_move_fix(node) or self.element_chain_fix(node) or self.grad_call_fix(node)
+            )
+        if built is None and code == _ARGUMENT_CODE:
+            built = self.clone_argument_fix(node, cloned)
+        return built
+
     def _out_of_place(self, node: cst.CSTNode, code: str) -> _Built | None:
         capable = code in _SAFE_CAPABLE
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            return (
+                self._subscript_write(target, capable)
+                if isinstance(target, cst.Subscript)
+                else None
+            )
         if isinstance(node, cst.AugAssign):
             return self._augassign(node, capable)
         if isinstance(node, cst.Subscript):
@@ -353,6 +389,12 @@ class Fixer(SafetyAnalysis):
             return None
         constructor = constructors[0]
         short = (dotted_name(constructor.func) or "").rsplit(".", 1)[-1]
+        if short == "Sequential":  # the first element is the one that gets the call's input
+            first = constructor.args[0].value if constructor.args else None
+            if not isinstance(first, cst.Call) or constructor.args[0].star:
+                return None
+            constructor = first
+            short = (dotted_name(constructor.func) or "").rsplit(".", 1)[-1]
         edits = self._drop_inplace(constructor, short)
         if edits is None:
             return None
@@ -377,7 +419,7 @@ class Fixer(SafetyAnalysis):
         function = next((a for a in self.ancestors(node) if isinstance(a, SCOPES)), None)
         if not isinstance(function, cst.FunctionDef) or function.name.value != "backward":
             return None  # forward needs mark_dirty or a copy: a decision, not a rewrite
-        name = self._written_name(node)
+        name = self.written_name(node)
         if name is None:
             return None
         key = (id(function), name)
@@ -391,25 +433,6 @@ class Fixer(SafetyAnalysis):
             return None
         cloned.add(key)
         return f"Clone `{name}` before writing to it in backward", edits, True
-
-    def _written_name(self, node: cst.CSTNode) -> str | None:
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and is_inplace_name(func.attr.value):
-                if self.is_torch(func.value):
-                    written = node.args[0].value if node.args else None
-                else:
-                    written = func.value
-                return written.value if isinstance(written, cst.Name) else None
-            return None
-        if isinstance(node, cst.AugAssign):
-            target = node.target
-            if isinstance(target, cst.Subscript):
-                target = target.value
-            return target.value if isinstance(target, cst.Name) else None
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
-            return node.value.value
-        return None
 
     def _clone_before(self, statement: cst.CSTNode, name: str) -> list[Edit] | None:
         """Insert ``name = name.clone()`` before ``statement``, on its own line if it has one."""

@@ -1,0 +1,139 @@
+"""Out-of-place rewrites of writes through a container's element and inside a grad call.
+
+* ``feats[0].mul_(0.5)``, ``ema[k].mul_(d).add_(p)`` as a statement, where ``feats`` / ``ema``
+  is provably a list or dict (every binding in its scope is a display, a comprehension,
+  ``list(...)`` or ``dict(...)``): ``ema[k] = ema[k].mul(d).add(p)``, which stores a new tensor
+  in the container instead of writing into the one it holds. A tensor's own item (``t[0]``)
+  is never rewritten this way, since ``t[0] = ...`` writes into ``t`` again.
+* IPL006 at ``torch.autograd.grad(F.relu_(h).sum(), h)``: the in-place ops inside the grad
+  call's outputs that write a differentiated name go out of place (``F.relu(h)``).
+
+Safety: both **unsafe**. The element's tensor usually has other holders (the name it was
+appended from, a graph that saved it), which no longer see the write; out of place, ``h`` keeps
+its old value for later readers.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts.walk import walk
+from inplace_lint.finding import Edit
+from inplace_lint.fix.lines import Built, LineEdits
+from inplace_lint.fix.safety import FRESH
+from inplace_lint.outofplace import dotted_name, is_inplace_name, keyword, method_chain
+
+__all__ = ["ElementRewrites"]
+
+_CONTAINERS = (cst.List, cst.Dict, cst.ListComp, cst.DictComp)
+_KEYS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation)
+
+
+class ElementRewrites(LineEdits):
+    """Element-chain and grad-call rewrites."""
+
+    def element_chain_fix(self, call: cst.Call) -> Built | None:
+        top = call
+        while True:
+            attribute = self.parent.get(top)
+            outer = self.parent.get(attribute) if attribute is not None else None
+            if not (
+                isinstance(attribute, cst.Attribute)
+                and isinstance(outer, cst.Call)
+                and outer.func is attribute
+                and is_inplace_name(attribute.attr.value)
+            ):
+                break
+            top = outer
+        methods, root = method_chain(top, is_inplace_name)
+        if not methods or not self.is_statement(top):
+            return None
+        if any(m.attr.value[:-1] not in FRESH for m in methods):
+            return None
+        if not isinstance(root, cst.Subscript) or not isinstance(root.value, cst.Name):
+            return None
+        if not self._simple_key(root) or not self._is_container(root.value):
+            return None
+        element = self.text(self.start(root), self.end(root))
+        edits = [Edit(self.start(top), self.start(top), f"{element} = ")]
+        edits += [Edit(self.start(m.attr), self.end(m.attr), m.attr.value[:-1]) for m in methods]
+        return f"Store `{element}` out of place instead of writing into it", edits, False
+
+    def _simple_key(self, subscript: cst.Subscript) -> bool:
+        if len(subscript.slice) != 1:
+            return False
+        index = subscript.slice[0].slice
+        return isinstance(index, cst.Index) and isinstance(index.value, _KEYS)
+
+    def _is_container(self, name: cst.Name) -> bool:
+        """Every binding of ``name`` in its scope makes a list or a dict."""
+        scope = next(
+            (a for a in self.ancestors(name) if isinstance(a, cst.FunctionDef | cst.Module)),
+            None,
+        )
+        if scope is None:
+            return False
+        names, declared = self._scope_index(scope)
+        if name.value in declared:
+            return False
+        bound = False
+        for node, nested in names.get(name.value, ()):
+            if nested:
+                continue
+            holder = self.parent.get(node)
+            if isinstance(holder, cst.Param) or (
+                isinstance(holder, cst.For) and holder.target is node
+            ):
+                return False
+            if isinstance(holder, cst.Element):
+                display = self.parent.get(holder)
+                outer = self.parent.get(display) if display is not None else None
+                if isinstance(outer, cst.AssignTarget | cst.For | cst.CompFor):
+                    return False  # ``feats, rest = ...``: bound to an unpacked item
+            if isinstance(holder, cst.AssignTarget):
+                assign = self.parent.get(holder)
+                if not isinstance(assign, cst.Assign) or not _makes_container(assign.value):
+                    return False
+                bound = True
+        return bound
+
+    def grad_call_fix(self, call: cst.Call) -> Built | None:
+        """IPL006 at a grad call: its outputs' in-place ops on its inputs go out of place."""
+        name = self.qualified(call.func) or dotted_name(call.func) or ""
+        if not name.endswith("autograd.grad") or len(call.args) < 2:
+            return None
+        outputs, inputs = call.args[0].value, call.args[1].value
+        elements = inputs.elements if isinstance(inputs, cst.List | cst.Tuple) else None
+        targets = [e.value for e in elements] if elements is not None else [inputs]
+        differentiated = {t.value for t in targets if isinstance(t, cst.Name)}
+        edits = []
+        for node in walk(outputs):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+                continue
+            method = node.func.attr.value
+            if not is_inplace_name(method) or method[:-1] not in FRESH:
+                continue
+            if self.is_torch(node.func.value):
+                written = node.args[0].value if node.args else None
+            else:
+                written = node.func.value
+            if (
+                isinstance(written, cst.Name)
+                and written.value in differentiated
+                and keyword(node, "out") is None
+            ):
+                attr = node.func.attr
+                edits.append(Edit(self.start(attr), self.end(attr), method[:-1]))
+        if not edits:
+            return None
+        return "Use the out-of-place op inside the grad call", edits, False
+
+
+def _makes_container(value: cst.BaseExpression) -> bool:
+    if isinstance(value, _CONTAINERS):
+        return True
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value in ("list", "dict")
+    )
