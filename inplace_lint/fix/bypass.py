@@ -10,10 +10,10 @@ Safety: always **unsafe**. The original write reached every holder of the storag
 saved tensor among them); afterwards only the name sees the new value, and the gradients change
 (to the correct ones). No fix is offered where rebinding the name cannot stand for the write:
 a ``for`` target (``for p in model.parameters(): p.data.clamp_()``: the next iteration drops
-the new value, and the parameters would not change at all) or a name bound to an attribute
-other than ``h.data``, an item or another name (``w = layer.weight``: the module keeps the old
-tensor). Those writes want to move out of the window between forward and backward, a decision
-left to the user.
+the new value, and the parameters would not change at all) or a name bound to an item, another
+name or an attribute other than a plain name's ``.data`` (``w = layer.weight``: the module keeps
+the old tensor). Those writes want to move out of the window between forward and backward, a
+decision left to the user.
 """
 
 from __future__ import annotations
@@ -156,5 +156,11 @@ class BypassRewrites(LineEdits):
 
 
 def _is_data(node: cst.BaseExpression) -> bool:
-    """``h.data``: a detached alias, which is what the rewrite replaces."""
-    return isinstance(node, cst.Attribute) and node.attr.value == "data"
+    """``h.data`` on a plain name: a detached alias of a local tensor, which is what the
+    rewrite replaces (``self.fc.weight.data`` is a parameter's, which rebinding cannot update)."""
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "data"
+        and isinstance(node.value, cst.Name)
+        and node.value.value != "self"
+    )
