@@ -1,0 +1,99 @@
+"""Which user lines a run executed, leaving out the lines that ran only to import a module.
+
+A ``sys.settrace`` hook. Lines of torch, the standard library and inplace-lint are ignored
+(``sites.is_user_file``). While an import runs (importlib's ``_find_and_load`` with the
+finders and loaders it calls, or the body of a module other than the subject's own file: an
+``import``, a lazy import inside a forward), nothing is recorded and no line events are asked
+for: neither the module's top-level statements nor the functions they call (decorators,
+registries, default configs). So a library that was only imported holds no reached line, is
+not linted, and reports no "not reached" findings; and an import under the hook costs one
+call event per frame instead of one event per line.
+
+Limits: one thread (``sys.settrace`` is per thread); a frame already running when the hook is
+installed is not traced.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+from inplace_lint.dynamic import sites
+
+__all__ = ["Coverage"]
+
+MODULE_BODY = "<module>"
+#: Where every import that is not already in ``sys.modules`` goes through: the finders and
+#: loaders it calls (pytest's assertion rewriter, a package's ``__getattr__`` shims) are
+#: import work too.
+IMPORTLIB = ("<frozen importlib._bootstrap>", "_find_and_load")
+
+
+class Coverage:
+    """Which user lines ran in the run itself (import-time lines left out).
+
+    ``own`` is the subject's file: its module body is the run (a script, or the module that
+    defines a target function), not an import.
+    """
+
+    def __init__(self, own: str | None = None) -> None:
+        self.raw: set[tuple[str, int]] = set()
+        self.own = os.path.abspath(own) if own else None
+        self.importing = 0
+        self._imports: dict[str, bool] = {}
+
+    def _is_import(self, filename: str) -> bool:
+        """Whether a module body from ``filename`` runs as an import (not the subject)."""
+        found = self._imports.get(filename)
+        if found is None:
+            if filename.startswith("<") and not filename.startswith("<frozen"):
+                found = False  # exec() of a string: part of whatever called it
+            else:
+                found = self.own is None or os.path.abspath(filename) != self.own
+            self._imports[filename] = found
+        return found
+
+    def _call(self, frame: FrameType, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        name = code.co_name
+        if (name == MODULE_BODY and self._is_import(code.co_filename)) or (
+            name == IMPORTLIB[1] and code.co_filename == IMPORTLIB[0]
+        ):
+            self.importing += 1
+            return self._import_body
+        if self.importing or not sites.is_user_file(code.co_filename):
+            return None
+        self.raw.add((code.co_filename, frame.f_lineno))
+        return self._line
+
+    def _import_body(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "return":  # also sent when the body ends with an exception
+            self.importing -= 1
+            return None
+        frame.f_trace_lines = False
+        return self._import_body
+
+    def _line(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.raw.add((frame.f_code.co_filename, frame.f_lineno))
+        return self._line
+
+    @contextmanager
+    def active(self) -> Iterator[Coverage]:
+        previous = sys.gettrace()
+        sys.settrace(self._call)
+        try:
+            yield self
+        finally:
+            sys.settrace(previous)
+            self.importing = 0
+
+    def lines(self) -> set[tuple[str, int]]:
+        """The lines that ran, as absolute paths. A frame that was being traced keeps its
+        local trace function after ``active`` ends, so lines can still be added while this
+        runs (seen under load); ``set.copy`` takes the snapshot without running Python."""
+        return {(os.path.abspath(f), line) for f, line in self.raw.copy()}
