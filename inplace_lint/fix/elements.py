@@ -2,8 +2,9 @@
 
 * ``feats[0].mul_(0.5)``, ``ema[k].mul_(d).add_(p)`` as a statement, where ``feats`` / ``ema``
   is provably a list or dict (every binding in its scope is a display, a comprehension,
-  ``list(...)`` or ``dict(...)``): ``ema[k] = ema[k].mul(d).add(p)``, which stores a new tensor
-  in the container instead of writing into the one it holds. A tensor's own item (``t[0]``)
+  ``list(...)`` or ``dict(...)``, or the key is a string literal, which no tensor takes):
+  ``ema[k] = ema[k].mul(d).add(p)``, which stores a new tensor in the container instead of
+  writing into the one it holds. A tensor's own item (``t[0]``)
   is never rewritten this way, since ``t[0] = ...`` writes into ``t`` again.
 * IPL006 at ``torch.autograd.grad(F.relu_(h).sum(), h)``: the in-place ops inside the grad
   call's outputs that write a differentiated name go out of place (``F.relu(h)``).
@@ -52,8 +53,11 @@ class ElementRewrites(LineEdits):
             return None
         if not isinstance(root, cst.Subscript) or not isinstance(root.value, cst.Name):
             return None
-        if not self._simple_key(root) or not self._is_container(root.value):
+        if not self._simple_key(root):
             return None
+        key = root.slice[0].slice.value  # type: ignore[attr-defined]
+        if not isinstance(key, cst.SimpleString) and not self._is_container(root.value):
+            return None  # a string key is a mapping's: a tensor takes no string index
         element = self.text(self.start(root), self.end(root))
         edits = [Edit(self.start(top), self.start(top), f"{element} = ")]
         edits += [Edit(self.start(m.attr), self.end(m.attr), m.attr.value[:-1]) for m in methods]
