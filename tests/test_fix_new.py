@@ -416,3 +416,25 @@ def test_every_offered_fix_parses_alone() -> None:
                     ast.parse(apply_edits(source, finding.fix.edits))
                     count += 1
     assert count >= 80
+
+
+# --------------------------------------------------------------------------- out=
+
+
+def test_out_argument_already_bound_is_dropped() -> None:
+    """``h = torch.mul(h, 2.0, out=h)``: binding the call is the plain form, safe for a fresh
+    local (torch refuses ``out=`` on a tensor that requires grad, so no correct run changes)."""
+    source = dedent(
+        """
+        import torch
+        a = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        h = torch.sigmoid(a)
+        h = torch.mul(h, 2.0, out=h)  # <-- IPL001
+        {tail}
+        """
+    )
+    hazard = source.format(tail="h.sum().backward()\ngrad = a.grad")
+    assert offered(hazard) == [("IPL001", "Drop `out=h`: the call is bound to it already", True)]
+    after = fixed(hazard, unsafe=False)
+    assert "h = torch.mul(h, 2.0)  # <-- IPL001" in after
+    same_values(after, twin(hazard))

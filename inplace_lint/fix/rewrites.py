@@ -343,9 +343,13 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
 
     def _out_argument(self, call: cst.Call, capable: bool) -> _Built | None:
         out = keyword(call, "out")
-        if out is None or not isinstance(out.value, cst.Name) or not self.is_statement(call):
+        if out is None:
             return None
         index = list(call.args).index(out)
+        if not self.is_statement(call):
+            return self._out_already_bound(call, out, index, capable)
+        if not isinstance(out.value, cst.Name):
+            return None
         drop = self._drop_argument(call, index)
         if drop is None:
             return None
@@ -353,6 +357,26 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         edits = [Edit(self.start(call), self.start(call), f"{name} = "), drop]
         safe = capable and self.rebind_is_safe(name, call)
         return f"Replace `out={name}` with `{name} = ...`", edits, safe
+
+    def _out_already_bound(
+        self, call: cst.Call, out: cst.Arg, index: int, capable: bool
+    ) -> _Built | None:
+        """``t = op(..., out=t)`` (``self._u = F.normalize(..., out=self._u)``): the call is
+        bound to the name already, so ``out=`` is dropped; safe only for a local name."""
+        assign = self.parent.get(call)
+        if not (
+            isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+        ):
+            return None
+        target = assign.targets[0].target
+        spelled = self.text(self.start(out.value), self.end(out.value))
+        if self.text(self.start(target), self.end(target)) != spelled:
+            return None
+        drop = self._drop_argument(call, index)
+        if drop is None:
+            return None
+        safe = capable and isinstance(target, cst.Name) and self.rebind_is_safe(spelled, assign)
+        return f"Drop `out={spelled}`: the call is bound to it already", [drop], safe
 
     def _fresh_sequential_input(self, call: cst.Call) -> bool:
         """``call`` is an element of ``nn.Sequential`` after a module that returns new tensors."""
