@@ -118,6 +118,20 @@ def test_safe_leaf_fix_keeps_a_program_that_runs() -> None:
     same_values(fixed(source, unsafe=False), source)
 
 
+def test_nn_init_is_not_spelled_through_a_shadowed_name() -> None:
+    """``def __init__(self, dim, nn=None)`` hides the module's ``nn``: the safe no_grad form."""
+    source = LAYER_SCALE.format(build="block = LayerScale(4)")
+    shadowed = source.replace("def __init__(self, dim):", "def __init__(self, dim, init=None):")
+    shadowed = shadowed.replace(
+        "from torch import nn", "from torch import nn\nfrom torch.nn import init"
+    )
+    assert offered(shadowed) == [("IPL003", "Wrap the write in `with torch.no_grad():`", True)]
+    plain = shadowed.replace(", init=None", "")
+    assert offered(plain) == [
+        ("IPL003", "Use `init.constant_()`, which writes under no_grad", True)
+    ]
+
+
 def test_leaf_write_elsewhere_is_wrapped_in_no_grad_unsafely() -> None:
     source = dedent(
         """

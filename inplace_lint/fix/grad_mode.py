@@ -86,13 +86,13 @@ class GradModeRewrites(LineEdits):
         if chained and is_inplace_name(receiver.func.attr.value):  # type: ignore[union-attr]
             return None  # ``w.mul_(2).fill_(1)``: a chain, not one initialisation
         init = self._nn_init_module()
-        if init is None or init.split(".")[0] in _parameter_names(function):
+        if init is None or self._binds(function, init.split(".")[0]):
             return None  # ``def __init__(self, init=...)`` hides the module's ``init``
         parts = [self.text(self.start(receiver), self.end(receiver))]
         parts += [self.text(self.start(a.value), self.end(a.value)) for a in args]
         text = f"{init}.{target}({', '.join(parts)})"
         edit = Edit(self.start(call), self.end(call), text)
-        return f"Use `nn.init.{target}()`, which writes under no_grad", [edit], True
+        return f"Use `{init}.{target}()`, which writes under no_grad", [edit], True
 
     def _nn_init_module(self) -> str | None:
         """How this module spells ``torch.nn.init``: ``init``, ``nn.init`` or ``torch.nn.init``."""
@@ -103,9 +103,17 @@ class GradModeRewrites(LineEdits):
         torch = self.torch_name()
         return f"{torch}.nn.init" if torch is not None else None
 
-
-def _parameter_names(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return {p.name.value for p in every}
+    def _binds(self, function: cst.FunctionDef, name: str) -> bool:
+        """``function`` binds ``name`` itself (a parameter, an assignment, a loop target)."""
+        params = function.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        if any(p.name.value == name for p in every):
+            return True
+        for node, _ in self._scope_index(function)[0].get(name, ()):
+            holder = self.parent.get(node)
+            if isinstance(holder, cst.AssignTarget | cst.AsName | cst.NamedExpr):
+                return True
+            if isinstance(holder, cst.For | cst.AnnAssign) and holder.target is node:
+                return True
+        return False
