@@ -14,16 +14,15 @@ import ast
 import bisect
 import codecs
 import difflib
+import functools
 import itertools
 import os
 import re
 import stat
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import libcst as cst
 
 from inplace_lint.atomic import replace_file
 from inplace_lint.checks import PARSE_ERROR
@@ -33,6 +32,7 @@ from inplace_lint.finding import Edit, Finding, Position
 from inplace_lint.source import DecodeError, decode
 
 __all__ = [
+    "Dropped",
     "FileFix",
     "FixReport",
     "applicable",
@@ -42,10 +42,25 @@ __all__ = [
     "fix_results",
     "fix_text",
     "unified_diff",
+    "verified",
+    "verify",
+    "verify_results",
 ]
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 MAX_ROUNDS = 10
+
+#: Why a fix failed verification (each a phrase that ends a line of the report).
+NO_PLACE = "its edits overlap or fall outside the file"
+NO_CHANGE = "it changes nothing"
+NO_PARSE = "the fixed file would not parse"
+NO_ANALYSIS = "the fixed file could not be analysed"
+STILL_THERE = "the finding would still be there"
+ADDS = "it would add a finding"
+UNCOVERS = "it uncovers a finding that has no verified fix"
+
+#: Analyses one text of the file being fixed (``lint_source`` with its path and codes).
+Lint = Callable[[str], list[Finding]]
 
 
 @dataclass
@@ -62,6 +77,8 @@ class FileFix:
     #: A one-line reason the file was left alone or could not be written.
     error: str | None = None
     written: bool = False
+    #: The fixes that failed verification (taken off ``remaining``), with the reasons.
+    dropped: list[Dropped] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -137,12 +154,13 @@ def _shift(spans: Sequence[tuple[int, int, str]], offset: int) -> int:
 
 
 def _parses(text: str) -> bool:
+    """Python's own parser accepts ``text`` (libcst's, where the analysis needs it, reports
+    through the lint as IPL999)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ast.parse(text)
-        cst.parse_module(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 
@@ -163,25 +181,22 @@ def _key(finding: Finding) -> _Key:
     return finding.code, finding.start
 
 
-def _try_round(
-    text: str,
-    findings: list[Finding],
-    chosen: list[Finding],
-    path: str,
-    codes: frozenset[str] | None,
-) -> _Round | None:
-    """Apply ``chosen``; the round if the result parses and every chosen finding is gone."""
+def _try_round(text: str, chosen: list[Finding], lint: Lint) -> _Round | str:
+    """Apply ``chosen``; the round if the result parses and every chosen finding is gone,
+    else why not (one line)."""
     edits = [edit for finding in chosen for edit in finding.fix.edits]  # type: ignore[union-attr]
     try:
         spans = _spans(text, edits)
         new_text = apply_edits(text, edits)
     except ValueError:
-        return None
-    if new_text == text or not _parses(new_text):
-        return None
-    new_findings = lint_source(new_text, path, codes)
+        return NO_PLACE
+    if new_text == text:
+        return NO_CHANGE
+    if not _parses(new_text):
+        return NO_PARSE
+    new_findings = lint(new_text)
     if any(f.code == PARSE_ERROR for f in new_findings):
-        return None
+        return NO_ANALYSIS
     old_starts, new_starts = _line_starts(text), _line_starts(new_text)
 
     def move(key: _Key) -> _Key:
@@ -190,8 +205,100 @@ def _try_round(
 
     now = {_key(f) for f in new_findings}
     if any(move(_key(f)) in now for f in chosen):
-        return None  # a fixed finding is still there
+        return STILL_THERE
     return _Round(new_text, new_findings, move)
+
+
+def verify(text: str, findings: Sequence[Finding], chosen: list[Finding], lint: Lint) -> str | None:
+    """Why applying the fixes of ``chosen`` together to ``text`` fails verification, or None.
+
+    A verified fix leaves a text that parses and is analysed, in which the fixed findings are
+    gone and no finding is left that ``findings`` (the text's own) did not hold; a second run
+    then finds nothing of it to fix. A finding the fix uncovers (one an earlier write hid:
+    only the first write to a saved tensor is reported) counts as added unless its own fixes,
+    of the same safety, take it away in further rounds, as ``--fix`` would apply them.
+    """
+    outcome = _try_round(text, chosen, lint)
+    if isinstance(outcome, str):
+        return outcome
+    fixed = {_key(f) for f in chosen}
+    kept = {outcome.move(_key(f)) for f in findings if _key(f) not in fixed}
+    unsafe = any(f.fix is not None and not f.fix.safe for f in chosen)
+    return _absorbs(outcome, kept, unsafe, lint)
+
+
+def _absorbs(outcome: _Round, kept: set[_Key], unsafe: bool, lint: Lint) -> str | None:
+    """None when no finding of ``outcome`` is new (outside ``kept``) once the new ones' own
+    fixes are applied, round after round; else the phrase that says which stays."""
+    for _ in range(MAX_ROUNDS):
+        added = [f for f in outcome.findings if _key(f) not in kept]
+        if not added:
+            return None
+        first = added[0]
+        why = f"{ADDS} ({first.code} on line {first.start.line})"
+        if not all(applicable(f, unsafe) for f in added):
+            return why
+        following = _try_round(outcome.text, _disjoint(added, outcome.text), lint)
+        if isinstance(following, str):
+            return why
+        kept = {following.move(k) for k in kept}
+        outcome = following
+    return ADDS
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A finding whose fix failed verification, and why."""
+
+    finding: Finding
+    reason: str
+
+    def line(self) -> str:
+        """``path:line:col: CODE description: reason``."""
+        f = self.finding
+        description = f.fix.description if f.fix is not None else ""
+        return f"{f.path}:{f.start.line}:{f.start.column}: {f.code} {description}: {self.reason}"
+
+
+def verified(
+    text: str,
+    path: str,
+    findings: Sequence[Finding],
+    codes: Iterable[str] | None = None,
+    *,
+    lint: Lint | None = None,
+) -> tuple[list[Finding], list[Dropped]]:
+    """``findings`` of ``text`` where every fix that fails :func:`verify` is taken off.
+
+    The fixes that touch no other are first tried together (one more analysis of the file);
+    when that round fails, or for a fix that overlaps another, each is tried alone, which is
+    also what an editor's quick fix applies. ``lint`` analyses a text (default:
+    ``lint_source`` with ``codes``); the language server passes one that reuses its parse.
+    """
+    fixable = [f for f in findings if f.fix is not None]
+    if not fixable:
+        return list(findings), []
+    if lint is None:
+        enabled = frozenset(codes) if codes is not None else None
+        lint = functools.partial(_lint_text, path=path, codes=enabled)
+    good: set[int] = set()
+    together = _disjoint(fixable, text)
+    if len(together) > 1 and verify(text, findings, together, lint) is None:
+        good = {id(f) for f in together}
+    reasons: dict[int, str] = {}
+    for finding in fixable:
+        if id(finding) not in good:
+            why = verify(text, findings, [finding], lint)
+            if why is None:
+                good.add(id(finding))
+            else:
+                reasons[id(finding)] = why
+    kept = [f if id(f) not in reasons else replace(f, fix=None) for f in findings]
+    return kept, [Dropped(f, reasons[id(f)]) for f in findings if id(f) in reasons]
+
+
+def _lint_text(text: str, path: str, codes: frozenset[str] | None) -> list[Finding]:
+    return lint_source(text, path, codes)
 
 
 def _disjoint(findings: Sequence[Finding], text: str) -> list[Finding]:
@@ -215,59 +322,94 @@ def _disjoint(findings: Sequence[Finding], text: str) -> list[Finding]:
     return chosen
 
 
+def _identity(finding: Finding) -> tuple[str, str, str]:
+    """A finding and its fix, whatever line earlier rounds moved it to."""
+    assert finding.fix is not None
+    return (finding.code, finding.fix.description, finding.message)
+
+
+def _one_round(
+    current: str,
+    chosen: list[Finding],
+    lint: Lint,
+    rejected: dict[tuple[str, str, str], str],
+) -> tuple[_Round | None, list[Finding]]:
+    """Apply ``chosen`` together, else the first that works alone; each that fails alone is
+    rejected with its reason. The round and the findings it fixed."""
+    outcome = _try_round(current, chosen, lint)
+    if not isinstance(outcome, str):
+        return outcome, chosen
+    if len(chosen) == 1:
+        rejected[_identity(chosen[0])] = outcome
+        return None, []
+    for finding in chosen:
+        alone = _try_round(current, [finding], lint)
+        if not isinstance(alone, str):
+            return alone, [finding]
+        rejected[_identity(finding)] = alone
+    return None, []
+
+
 def fix_text(
     text: str, path: str, codes: Iterable[str] | None = None, unsafe: bool = False
 ) -> FileFix:
-    """Fix ``text`` in memory; the result says what was applied and what remains.
+    """Fix ``text`` in memory; the result says what was applied, what remains, and which fixes
+    failed verification (``dropped``).
 
     A fix may uncover a finding that an earlier write hid (only the first write to a saved
     tensor is reported); later rounds fix it too. The result is the last state in which every
     finding was already there at the start: a fix whose uncovered finding cannot be fixed is
-    undone, so fixing never adds a finding.
+    undone, so fixing never adds a finding. The remaining findings keep only verified fixes.
     """
     enabled = frozenset(codes) if codes is not None else None
-    findings = lint_source(text, path, enabled)
+    lint: Lint = functools.partial(_lint_text, path=path, codes=enabled)
+    findings = lint(text)
     result = FileFix(path, before=text, after=text, remaining=findings)
     if any(f.code == PARSE_ERROR for f in findings):
         return result
-    rejected: set[tuple[str, str, str]] = set()
-
-    def identity(finding: Finding) -> tuple[str, str, str]:
-        assert finding.fix is not None
-        return (finding.code, finding.fix.description, finding.message)
-
+    rejected: dict[tuple[str, str, str], str] = {}
     current, original = text, {_key(f) for f in findings}
     applied: list[Finding] = []
     checkpoint = (current, findings, 0, original)
     for _ in range(MAX_ROUNDS):
-        candidates = [f for f in findings if applicable(f, unsafe) and identity(f) not in rejected]
+        candidates = [f for f in findings if applicable(f, unsafe) and _identity(f) not in rejected]
         chosen = _disjoint(candidates, current)
-        outcome = _try_round(current, findings, chosen, path, enabled) if chosen else None
-        if outcome is None:
-            for finding in chosen:
-                outcome = _try_round(current, findings, [finding], path, enabled)
-                if outcome is not None:
-                    chosen = [finding]
-                    break
-                rejected.add(identity(finding))
+        outcome, done = _one_round(current, chosen, lint, rejected) if chosen else (None, [])
         if outcome is None and chosen:
             continue
         if outcome is None:  # nothing left to try: settle, undoing fixes that uncovered more
             if len(applied) == checkpoint[2]:
                 break
-            rejected.update(identity(f) for f in applied[checkpoint[2] :])
+            rejected.update((_identity(f), UNCOVERS) for f in applied[checkpoint[2] :])
             current, findings, count, original = checkpoint
             del applied[count:]
             continue
-        fixed = {_key(f) for f in chosen}
+        fixed = {_key(f) for f in done}
         original = {outcome.move(k) for k in original if k not in fixed}
         current, findings = outcome.text, outcome.findings
-        applied.extend(chosen)
+        applied.extend(done)
         if all(_key(f) in original for f in findings):
             checkpoint = (current, findings, len(applied), original)
     current, findings, count, _ = checkpoint
-    result.after, result.remaining, result.applied = current, findings, applied[:count]
+    result.after, result.applied = current, applied[:count]
+    result.remaining, result.dropped = _settle(current, findings, rejected, lint)
     return result
+
+
+def _settle(
+    text: str, findings: list[Finding], rejected: dict[tuple[str, str, str], str], lint: Lint
+) -> tuple[list[Finding], list[Dropped]]:
+    """The remaining findings with verified fixes only: a rejected fix is dropped with its
+    reason, any other (an unsafe fix held back, one never tried) is verified now."""
+    dropped = [
+        Dropped(f, rejected[_identity(f)])
+        for f in findings
+        if f.fix is not None and _identity(f) in rejected
+    ]
+    gone = {id(d.finding) for d in dropped}
+    bare = [replace(f, fix=None) if id(f) in gone else f for f in findings]
+    kept, more = verified(text, "", bare, lint=lint)
+    return kept, sorted([*dropped, *more], key=lambda d: d.finding.sort_key())
 
 
 # --------------------------------------------------------------------------- bytes and files
@@ -398,6 +540,10 @@ class FixReport:
     diffs: list[str] = field(default_factory=list)
     fixed: int = 0
     files: int = 0
+    #: Fixes that failed verification, neither applied nor offered.
+    dropped: list[Dropped] = field(default_factory=list)
+    #: Verified unsafe fixes left out because ``--unsafe-fixes`` was not given.
+    held_back: int = 0
 
 
 def fix_results(
@@ -424,6 +570,42 @@ def fix_results(
             report.fixed += len(outcome.applied)
             report.files += 1
             report.diffs.append(_diff(result.path, outcome.before, outcome.after))
+        report.dropped.extend(outcome.dropped)
+        if not unsafe:
+            report.held_back += sum(
+                1 for f in outcome.remaining if f.fix is not None and not f.fix.safe
+            )
         remaining = outcome.remaining if write else result.findings
         report.results.append(FileResult(result.path, tuple(remaining)))
     return report
+
+
+def verify_results(
+    results: Sequence[FileResult], config: Config, sources: Mapping[str, bytes] | None = None
+) -> list[FileResult]:
+    """``results`` with only the fixes that pass verification, for a report that offers them.
+
+    Each file with a fix is read again (``sources`` holds what cannot be: standard input); a
+    file that cannot be read or decoded now keeps its findings without fixes.
+    """
+    checked = []
+    for result in results:
+        if not any(f.fix is not None for f in result.findings):
+            checked.append(result)
+            continue
+        codes = config.codes_for(result.path)
+        data = (sources or {}).get(result.path)
+        try:
+            if data is None:
+                data = Path(result.path).read_bytes()
+            if result.path.lower().endswith(".ipynb"):
+                from inplace_lint.notebook import verified_notebook
+
+                findings = verified_notebook(data, result.path, codes)
+            else:
+                text = decode(data).text
+                findings, _ = verified(text, result.path, result.findings, codes)
+        except (OSError, DecodeError, ValueError):  # ValueError: not a notebook now
+            findings = [replace(f, fix=None) for f in result.findings]
+        checked.append(replace(result, findings=tuple(findings)))
+    return checked

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inplace_lint import __version__, catalogue
-from inplace_lint.autofix import FixReport, fix_results
+from inplace_lint.autofix import Dropped, FixReport, fix_results, verify_results
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.engine import FileResult, lint_bytes
@@ -240,6 +240,7 @@ class _Run:
 
     results: list[FileResult] = field(default_factory=list)
     stdin_lines: dict[str, list[str] | None] = field(default_factory=dict)
+    stdin_data: dict[str, bytes] = field(default_factory=dict)
     errors: int = 0
 
     def error(self, message: str) -> None:
@@ -275,12 +276,18 @@ def _check(ns: argparse.Namespace) -> int:
         report = fix_results(run.results, config, unsafe=ns.unsafe_fixes, write=not ns.diff)
         for message in report.errors:
             run.error(message)
+        if report.dropped and not ns.quiet:
+            _report_dropped(report.dropped)
         if ns.diff:
             return _report_diff(ns, sink, report, run)
         run.results, fixed = report.results, report.fixed
         if report.fixed and ns.format != "text" and not ns.quiet:  # text says it in the summary
             done = f"fixed {report.fixed} finding(s) in {report.files} file(s)"
+            if report.held_back:
+                done += f" ({report.held_back} more with --unsafe-fixes)"
             print(f"inplace-lint: {done}", file=sys.stderr)
+    else:  # a report offers fixes: only the verified ones
+        run.results = verify_results(run.results, config, run.stdin_data)
     findings: list[Finding] = []
     for result in run.results:
         if result.error is not None:
@@ -306,6 +313,7 @@ def _gather(ns: argparse.Namespace, config: Config, run: _Run) -> list[tuple[Pat
                 continue
             data = sys.stdin.buffer.read()
             run.stdin_lines[name] = _source_lines(data)
+            run.stdin_data[name] = data
             codes = config.codes_for(name)
             run.results.append(FileResult(name, tuple(lint_bytes(data, name, codes))))
             continue
@@ -333,17 +341,21 @@ def _report_diff(ns: argparse.Namespace, sink: ReportSink, report: FixReport, ru
     _close(sink, run)
     if report.fixed and not ns.quiet:
         would = f"Would fix {report.fixed} finding{'' if report.fixed == 1 else 's'}"
-        hidden = sum(
-            1
-            for result in report.results
-            for f in result.findings
-            if f.fix is not None and not f.fix.safe and not ns.unsafe_fixes
-        )
+        hidden = report.held_back
         print(
             f"{would} ({hidden} more with --unsafe-fixes)." if hidden else f"{would}.",
             file=sys.stderr,
         )
     return EXIT_ERROR if run.errors else EXIT_FINDINGS if report.diffs else EXIT_CLEAN
+
+
+def _report_dropped(dropped: Sequence[Dropped]) -> None:
+    """On standard error: how many fixes failed verification, then one line each with why."""
+    count = len(dropped)
+    fixes = "1 fix" if count == 1 else f"{count} fixes"
+    print(f"inplace-lint: {fixes} failed verification, not applied:", file=sys.stderr)
+    for item in dropped:
+        print(f"  {item.line()}", file=sys.stderr)
 
 
 def _report(

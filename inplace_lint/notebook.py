@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inplace_lint.autofix import FileFix, fix_text
+from inplace_lint.autofix import Dropped, FileFix, fix_text, verified
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.engine import LINE_LABEL, lint_source
 from inplace_lint.finding import Edit, Finding, Fix, Position, Related
@@ -305,6 +305,32 @@ def _lint_text(text: str, path: str, codes: Iterable[str] | None) -> list[Findin
     return sorted((index.finding(f) for f in findings), key=Finding.sort_key)
 
 
+def _verified_text(
+    text: str, path: str, codes: Iterable[str] | None
+) -> tuple[list[Finding], list[Dropped]]:
+    """Lint a joined text and keep only verified fixes; findings placed in their cells."""
+    index = CellIndex.of(text)
+    token = LINE_LABEL.set(index.label)
+    try:
+        found, dropped = verified(text, path, lint_source(text, path, codes), codes)
+    finally:
+        LINE_LABEL.reset(token)
+    placed = sorted((index.finding(f) for f in found), key=Finding.sort_key)
+    return placed, [Dropped(index.finding(d.finding), d.reason) for d in dropped]
+
+
+def verified_notebook(data: bytes, path: str, codes: Iterable[str] | None) -> list[Finding]:
+    """A notebook's findings with only the fixes that pass verification (ValueError when the
+    bytes are not a notebook)."""
+    try:
+        notebook = parse(data)
+    except NotebookError as exc:
+        raise ValueError(str(exc)) from exc
+    if "\x00" in notebook.text:
+        return _lint_text(notebook.text, path, codes)
+    return _verified_text(notebook.text, path, codes)[0]
+
+
 def _cannot_parse(path: str, where: Position, reason: str) -> Finding:
     return Finding(path, where, where, PARSE_ERROR, f"cannot parse: {' '.join(reason.split())}")
 
@@ -433,16 +459,16 @@ def fix_notebook(
         return FileFix(path, error=f"{path}: not fixed: {exc}"), data
     result = fix_text(notebook.text, path, codes, unsafe)
     if not result.changed:
-        result.remaining = _lint_text(notebook.text, path, codes)
+        result.remaining, result.dropped = _verified_text(notebook.text, path, codes)
         return result, data
     try:
         new = _rewrite(data, notebook, result.after)
     except (_Unmappable, NotebookError) as exc:
         result.error = f"{path}: not fixed: {exc}"
         result.after, result.applied = result.before, []
-        result.remaining = _lint_text(notebook.text, path, codes)
+        result.remaining, result.dropped = _verified_text(notebook.text, path, codes)
         return result, data
-    result.remaining = _lint_text(result.after, path, codes)
+    result.remaining, result.dropped = _verified_text(result.after, path, codes)
     return result, new
 
 

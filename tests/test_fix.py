@@ -145,14 +145,15 @@ def test_custom_backward_gets_a_clone_once() -> None:
     assert fix_text(result.after, "m.py").after == result.after
 
 
-def test_rules_without_a_mechanical_fix_carry_none() -> None:
-    """IPL003 (leaf), IPL007 (.data), the optimizer step and forward mutation: no fix."""
+def test_leaf_and_data_writes_get_only_unsafe_fixes() -> None:
+    """IPL003 (a leaf) and IPL007 (``.data``) had no fix; issue 17 gave them one, never safe:
+    ``no_grad`` or a visible write changes what the program computes."""
     leaf = "import torch\nw = torch.randn(3, requires_grad=True)\nw.add_(1)\n"
     data = "import torch\na = torch.randn(3, requires_grad=True)\nh = torch.sigmoid(a)\n"
     data += "h.data.mul_(2)\nh.sum().backward()\n"
     for source in (leaf, data):
         found = lint_source(source, "m.py")
-        assert found and all(f.fix is None for f in found)
+        assert found and all(f.fix is not None and not f.fix.safe for f in found)
 
 
 def test_no_rebinding_fix_for_a_name_that_is_differentiated_against() -> None:

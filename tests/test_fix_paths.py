@@ -13,11 +13,20 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from inplace_lint.autofix import apply_edits, fix_text
+from inplace_lint.autofix import (
+    NO_CHANGE,
+    NO_PARSE,
+    NO_PLACE,
+    STILL_THERE,
+    apply_edits,
+    fix_text,
+    verified,
+)
 from inplace_lint.engine import lint_source
 
 pytest.importorskip("pygls")
@@ -141,3 +150,89 @@ def test_json_carries_the_same_edit_that_fix_writes(tmp_path: Path) -> None:
     edits = finding["fix"]["edits"]
     assert [(e["start_line"], e["start_column"]) for e in edits] == [(12, 9)]
     assert edits[0]["text"] == "grad_output = grad_output.clone()\n        "
+
+
+#: A real fix that fails verification: writing ``t = t.relu()`` instead of through ``.data``
+#: (IPL007) uncovers the caller's tensor being written by ``t[0].add_`` (IPL004), which has no
+#: fix; the fix is therefore offered nowhere.
+UNVERIFIABLE = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def forward(self, t):
+            t.data.relu_()
+            t[0].add_(1.0)
+            return t
+
+
+    x = torch.randn(4, 4, requires_grad=True)
+    c = torch.randn(4, 4)
+    out = Block()(c)
+    (out * x).sum().backward()
+    print(c)
+    """
+)
+DROPPED = (
+    "inplace-lint: 1 fix failed verification, not applied:\n"
+    "  block.py:7:9: IPL007 Write `t = t.relu(...)` so autograd sees it: "
+)
+
+
+def test_a_fix_that_fails_verification_is_offered_nowhere_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "block.py").write_text(UNVERIFIABLE)
+    (finding,) = lint_source(UNVERIFIABLE, "block.py")
+    assert finding.code == "IPL007" and finding.fix is not None  # the engine's candidate
+    report = _cli(tmp_path, "--format", "json", "block.py")
+    assert [f["fix"] for f in json.loads(report.stdout)] == [None] and report.stderr == ""
+    text = _cli(tmp_path, "block.py")
+    assert text.stdout.splitlines()[-1] == "Found 1 finding."  # nothing "fixable"
+    diff = _cli(tmp_path, "--diff", "--unsafe-fixes", "block.py")
+    assert (diff.returncode, diff.stdout) == (0, "")
+    assert diff.stderr.startswith(DROPPED) and "it uncovers a finding" in diff.stderr
+    assert (tmp_path / "block.py").read_text() == UNVERIFIABLE
+
+
+@in_module_loop
+async def test_a_fix_that_fails_verification_is_no_quick_fix(
+    server: Client, tmp_path: Path
+) -> None:
+    uri = (tmp_path / "block.py").as_uri()
+    diagnostics = await _diagnostics(server, uri, 1, _open(server, uri, UNVERIFIABLE))
+    (target,) = diagnostics
+    assert not (isinstance(target.data, dict) and "fix" in target.data)
+    actions = await server.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=target.range,
+            context=types.CodeActionContext(diagnostics=[target]),
+        )
+    )
+    assert [a.title for a in actions or []] == ["Add `# noqa: IPL007`"]
+
+
+def test_verification_names_why_a_fix_is_dropped() -> None:
+    """The reasons, on fixes built to fail each check (the engine's own never do)."""
+    source = _backward(WRITES[1])
+    (finding,) = lint_source(source, "scale.py")
+    assert finding.fix is not None
+    (edit,) = finding.fix.edits
+    broken = {
+        NO_PARSE: (replace(edit, text="grad_output = (\n        "),),
+        STILL_THERE: (replace(edit, text="pass\n        "),),
+        NO_CHANGE: (replace(edit, text=""),),
+        NO_PLACE: (
+            replace(edit, start=replace(edit.start, line=99), end=replace(edit.end, line=99)),
+        ),
+    }
+    for reason, edits in broken.items():
+        bad = replace(finding, fix=replace(finding.fix, edits=edits))
+        kept, dropped = verified(source, "scale.py", [bad])
+        assert [f.fix for f in kept] == [None], reason
+        assert [d.reason for d in dropped] == [reason]
+    kept, dropped = verified(source, "scale.py", [finding])
+    assert kept == [finding] and dropped == []

@@ -8,6 +8,7 @@ analysed; a change made while a lint runs supersedes it (only the newest text is
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -30,6 +31,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from inplace_lint import __version__
+from inplace_lint.autofix import Lint, verified, verify
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.engine import MAX_BYTES, lint_source
 from inplace_lint.finding import Finding, Position
@@ -130,6 +132,10 @@ class InplaceLintServer(LanguageServer):
         self.results: dict[str, Result] = {}
         #: per open document, the libcst statements of its last lint (used on the lint thread)
         self._reuse: dict[str, StatementReuse] = {}
+        #: per open document, the parse reuse of the texts its fixes are verified on
+        self._verify_reuse: dict[str, StatementReuse] = {}
+        #: per open document: (text, finding) -> why its fix fails alone ("" when it passes)
+        self._alone: dict[str, dict[tuple[str, Finding], str]] = {}
         self._last_start: dict[str, float] = {}  # when each document's last lint began
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._shown_errors: set[str] = set()
@@ -180,6 +186,8 @@ class InplaceLintServer(LanguageServer):
             pending.cancel()
         self.results.pop(uri, None)
         self._reuse.pop(uri, None)
+        self._verify_reuse.pop(uri, None)
+        self._alone.pop(uri, None)
         self._last_start.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
@@ -251,10 +259,31 @@ class InplaceLintServer(LanguageServer):
             else:
                 reuse = self._reuse.setdefault(uri, StatementReuse())
                 findings = lint_source(text, display, settings.codes, reuse=reuse)
+                findings, _ = verified(
+                    text, display, findings, lint=self._verifier(uri, display, settings.codes)
+                )
         lines = split_lines(text)
         diagnostics = tuple(report.to_diagnostic(f, uri, lines, encoding) for f in findings)
         result = Result(version, tuple(findings), diagnostics, text, settings.codes)
         return result, settings.error
+
+    def _verifier(self, uri: str, display: str, codes: frozenset[str]) -> Lint:
+        """Lints the texts that fixes of ``uri`` produce, reusing their unchanged statements."""
+        reuse = self._verify_reuse.setdefault(uri, StatementReuse())
+        return functools.partial(lint_source, path=display, codes=codes, reuse=reuse)
+
+    def _fails_alone(self, uri: str, result: Result, finding: Finding) -> str:
+        """Runs on the lint thread: why ``finding``'s fix, applied by itself as a quick fix
+        applies it, fails verification ("" when it passes). Remembered per text."""
+        memo = self._alone.setdefault(uri, {})
+        key = (result.text, finding)
+        if key not in memo:
+            if len(memo) > 256:
+                memo.clear()
+            display = finding.path
+            lint = self._verifier(uri, display, result.codes or frozenset())
+            memo[key] = verify(result.text, result.findings, [finding], lint) or ""
+        return memo[key]
 
     def _config_problem(self, message: str) -> None:
         self.window_log_message(types.LogMessageParams(types.MessageType.Warning, message))
@@ -277,8 +306,9 @@ class InplaceLintServer(LanguageServer):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        """The rule's fix (when it has one) and ``# noqa`` for each finding in the range."""
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """The rule's fix (when it has one and it passes verification by itself) and
+        ``# noqa`` for each finding in the range."""
         only = params.context.only
         if only and not any(types.CodeActionKind.QuickFix.startswith(k) for k in only):
             return None
@@ -288,15 +318,35 @@ class InplaceLintServer(LanguageServer):
         if result is None or document is None:
             return []
         text = document.source
-        lines = split_lines(text)
-        encoding = self._encoding()
+        chosen = self._requested(params, result)
+        loop = asyncio.get_running_loop()
+        failing = set()
+        for finding, _ in chosen:
+            if finding.fix is None:
+                continue
+            if (
+                text != result.text
+            ):  # edited since the lint: its fixes were verified on another text
+                failing.add(id(finding))
+                continue
+            why = await loop.run_in_executor(
+                self._lint_pool, self._fails_alone, uri, result, finding
+            )
+            if why:
+                failing.add(id(finding))
+        return self._actions(uri, text, chosen, failing)
+
+    def _requested(
+        self, params: types.CodeActionParams, result: Result
+    ) -> list[tuple[Finding, dict[str, Any]]]:
+        """The findings (with their diagnostics) that a code action request asks about."""
         wanted = {
             (_code(d), _key(_converter.unstructure(d.range)))
             for d in params.context.diagnostics
             if d.source == report.SOURCE
         }
         request_range = _converter.unstructure(params.range)
-        actions: list[types.CodeAction] = []
+        chosen = []
         for finding, diagnostic in zip(result.findings, result.diagnostics, strict=True):
             if finding.code == PARSE_ERROR:
                 continue
@@ -305,8 +355,23 @@ class InplaceLintServer(LanguageServer):
                 continue
             if not wanted and not _overlaps(diagnostic["range"], request_range):
                 continue
+            chosen.append((finding, diagnostic))
+        return chosen
+
+    def _actions(
+        self,
+        uri: str,
+        text: str,
+        chosen: list[tuple[Finding, dict[str, Any]]],
+        failing: set[int],
+    ) -> list[types.CodeAction]:
+        """A quick fix for each verified fix of ``chosen``, and a ``# noqa`` for each."""
+        lines = split_lines(text)
+        encoding = self._encoding()
+        actions: list[types.CodeAction] = []
+        for finding, diagnostic in chosen:
             structured = _converter.structure(diagnostic, types.Diagnostic)
-            if finding.fix is not None:
+            if finding.fix is not None and id(finding) not in failing:
                 edits = [report.text_edit(e, lines, encoding) for e in finding.fix.edits]
                 actions.append(
                     types.CodeAction(
@@ -468,10 +533,10 @@ def build_server(debounce: float = DEBOUNCE_SECONDS) -> InplaceLintServer:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
-    def code_action(
+    async def code_action(
         ls: InplaceLintServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        return ls.code_actions(params)
+        return await ls.code_actions(params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: InplaceLintServer, params: types.HoverParams) -> types.Hover | None:
