@@ -20,7 +20,7 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -267,6 +267,7 @@ def verified(
     codes: Iterable[str] | None = None,
     *,
     lint: Lint | None = None,
+    only: Collection[Finding] | None = None,
 ) -> tuple[list[Finding], list[Dropped]]:
     """``findings`` of ``text`` where every fix that fails :func:`verify` is taken off.
 
@@ -274,8 +275,9 @@ def verified(
     when that round fails, or for a fix that overlaps another, each is tried alone, which is
     also what an editor's quick fix applies. ``lint`` analyses a text (default:
     ``lint_source`` with ``codes``); the language server passes one that reuses its parse.
+    ``only`` limits the check to those findings (the others keep their fixes as they are).
     """
-    fixable = [f for f in findings if f.fix is not None]
+    fixable = [f for f in findings if f.fix is not None and (only is None or f in only)]
     if not fixable:
         return list(findings), []
     if lint is None:

@@ -31,11 +31,12 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from inplace_lint import __version__
-from inplace_lint.autofix import Lint, verified, verify
+from inplace_lint.autofix import Lint
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.engine import MAX_BYTES, lint_source
 from inplace_lint.finding import Finding, Position
 from inplace_lint.lsp.actions import noqa_edit, split_lines
+from inplace_lint.lsp.fixes import FixVerdicts
 from inplace_lint.lsp.hover import hover_markdown
 from inplace_lint.lsp.settings import ConfigCache
 from inplace_lint.reparse import StatementReuse
@@ -134,8 +135,8 @@ class InplaceLintServer(LanguageServer):
         self._reuse: dict[str, StatementReuse] = {}
         #: per open document, the parse reuse of the texts its fixes are verified on
         self._verify_reuse: dict[str, StatementReuse] = {}
-        #: per open document: (text, finding) -> why its fix fails alone ("" when it passes)
-        self._alone: dict[str, dict[tuple[str, Finding], str]] = {}
+        #: per open document, the verdicts on its fixes (lsp/fixes.py)
+        self._verdicts: dict[str, FixVerdicts] = {}
         self._last_start: dict[str, float] = {}  # when each document's last lint began
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._shown_errors: set[str] = set()
@@ -187,7 +188,7 @@ class InplaceLintServer(LanguageServer):
         self.results.pop(uri, None)
         self._reuse.pop(uri, None)
         self._verify_reuse.pop(uri, None)
-        self._alone.pop(uri, None)
+        self._verdicts.pop(uri, None)
         self._last_start.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
@@ -259,9 +260,9 @@ class InplaceLintServer(LanguageServer):
             else:
                 reuse = self._reuse.setdefault(uri, StatementReuse())
                 findings = lint_source(text, display, settings.codes, reuse=reuse)
-                findings, _ = verified(
-                    text, display, findings, lint=self._verifier(uri, display, settings.codes)
-                )
+                verdicts = self._verdicts.setdefault(uri, FixVerdicts())
+                lint = self._verifier(uri, display, settings.codes)
+                findings = verdicts.publishable(text, display, findings, lint)
         lines = split_lines(text)
         diagnostics = tuple(report.to_diagnostic(f, uri, lines, encoding) for f in findings)
         result = Result(version, tuple(findings), diagnostics, text, settings.codes)
@@ -274,16 +275,10 @@ class InplaceLintServer(LanguageServer):
 
     def _fails_alone(self, uri: str, result: Result, finding: Finding) -> str:
         """Runs on the lint thread: why ``finding``'s fix, applied by itself as a quick fix
-        applies it, fails verification ("" when it passes). Remembered per text."""
-        memo = self._alone.setdefault(uri, {})
-        key = (result.text, finding)
-        if key not in memo:
-            if len(memo) > 256:
-                memo.clear()
-            display = finding.path
-            lint = self._verifier(uri, display, result.codes or frozenset())
-            memo[key] = verify(result.text, result.findings, [finding], lint) or ""
-        return memo[key]
+        applies it, fails verification ("" when it passes)."""
+        verdicts = self._verdicts.setdefault(uri, FixVerdicts())
+        lint = self._verifier(uri, finding.path, result.codes or frozenset())
+        return verdicts.fails_alone(result.text, result.findings, finding, lint)
 
     def _config_problem(self, message: str) -> None:
         self.window_log_message(types.LogMessageParams(types.MessageType.Warning, message))
