@@ -13,6 +13,11 @@ the five models calls those operators, so when that happens this script skips on
 registration modules and says so; everything the models run is the real torch and timm code.
 When timm cannot be imported at all the models are skipped with the reason.
 ``--small-resnet`` adds a torchvision-free ResNet-18 style network written here.
+
+Then, per model, the figure the issue sets a target for: ``confirm`` on the target
+``NAME.py::build`` next to a plain import + build + forward + backward, each a fresh process
+(``bench/confirm_cost.py``, wall-clock and CPU time), and their ratio against the target of
+at most 2x. ``--no-cost`` skips it.
 """
 
 from __future__ import annotations
@@ -138,6 +143,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(MODELS))
     parser.add_argument("--small-resnet", action="store_true")
+    parser.add_argument("--no-cost", action="store_true", help="skip the process-level ratio")
     ns = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -150,7 +156,34 @@ def main() -> int:
         return 0
     for name in ns.models:
         bench(name, lambda name=name: timm.create_model(name, pretrained=False), MODELS[name])
+    if not ns.no_cost:
+        cost([f"timm/{name}" for name in ns.models])
     return 0
+
+
+def cost(names: list[str], target: float = 2.0) -> None:
+    """confirm against a plain import+forward+backward, fresh processes (confirm_cost.py)."""
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import confirm_cost
+
+    known = [name for name in names if name in confirm_cost.MODELS]
+    with tempfile.TemporaryDirectory(prefix="confirm-cost-") as scratch:
+        confirm_cost.write_targets(Path(scratch), known)
+        for name in known:
+            row = confirm_cost.measure(name, Path(scratch), str(confirm_cost.ROOT), 600)
+            if "ratio_warm" not in row:
+                print(f"{name:24} cost: {row.get('error')}")
+                continue
+            ratio = float(row["ratio_warm"])  # type: ignore[arg-type]
+            cpu = float(row["cpu_ratio_warm"])  # type: ignore[arg-type]
+            verdict = "met" if max(ratio, cpu) <= target else "NOT met"
+            print(
+                f"{name:24} import+fwd+bwd {row['plain_s']}s, confirm {row['confirm_warm_s']}s:"
+                f" {ratio}x wall, {cpu}x CPU (target <= {target:g}x: {verdict})"
+            )
 
 
 if __name__ == "__main__":

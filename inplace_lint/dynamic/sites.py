@@ -81,11 +81,16 @@ def frame_site(frame: FrameType) -> Site:
     return Site(os.path.abspath(code.co_filename), line, column)
 
 
-#: torch's own files on the way from an op to a dispatch mode's handler.
+#: torch's own files on the way from an op to a dispatch mode's handler: a default device
+#: (``torch.set_default_device``, ``confirm --device``) adds a function mode in
+#: ``utils/_device.py``, a tensor subclass's ``__torch_function__`` goes through
+#: ``overrides.py``.
 _DISPATCH_FILES = (
     os.path.join("torch", "_dynamo", "eval_frame.py"),
     os.path.join("torch", "_compile.py"),
     os.path.join("torch", "utils", "_python_dispatch.py"),
+    os.path.join("torch", "utils", "_device.py"),
+    os.path.join("torch", "overrides.py"),
     os.path.join("torch", "_ops.py"),
 )
 
