@@ -236,3 +236,17 @@ def test_verification_names_why_a_fix_is_dropped() -> None:
         assert [d.reason for d in dropped] == [reason]
     kept, dropped = verified(source, "scale.py", [finding])
     assert kept == [finding] and dropped == []
+
+
+def test_fix_in_a_machine_format_counts_the_unsafe_fixes_it_held_back(tmp_path: Path) -> None:
+    stale = "import torch\na = torch.randn(4, requires_grad=True)\nh = torch.sigmoid(a)\n"
+    stale += "keep = h\nh.mul_(2)\n(keep + h).sum().backward()\n"
+    (tmp_path / "stale.py").write_text(stale)
+    (tmp_path / "scale.py").write_text(_backward(WRITES[0]))
+    fixed = _cli(tmp_path, "--fix", "--format", "json", ".")
+    assert (
+        fixed.stderr
+        == "inplace-lint: fixed 1 finding(s) in 1 file(s) (1 more with --unsafe-fixes)\n"
+    )
+    (left,) = json.loads(fixed.stdout)
+    assert left["path"].endswith("stale.py") and left["fix"]["safe"] is False
