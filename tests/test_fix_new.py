@@ -452,3 +452,42 @@ def test_out_argument_already_bound_is_dropped() -> None:
     after = fixed(hazard, unsafe=False)
     assert "h = torch.mul(h, 2.0)  # <-- IPL001" in after
     same_values(after, twin(hazard))
+
+
+def test_write_through_a_view_goes_into_a_clone() -> None:
+    """``w.diagonal().zero_()`` on a fresh local: ``w = w.clone()`` first, safe; a program that
+    runs (no backward reaches the write) keeps its values."""
+    source = dedent(
+        """
+        import torch
+        a = torch.randn(3, 3, requires_grad=True)
+        w = torch.exp(a)
+        w.diagonal().zero_()  # <-- IPL001
+        {tail}
+        """
+    )
+    hazard = source.format(tail="w.sum().backward()\ngrad = a.grad")
+    assert [(c, s) for c, _, s in offered(hazard)] == [("IPL001", True)]
+    after = fixed(hazard, unsafe=False)
+    assert "w = w.clone()\nw.diagonal().zero_()" in after
+    same_values(after, twin(hazard))
+    runs = dedent(
+        """
+        import torch
+
+
+        def head(a, zero):
+            w = torch.exp(a)
+            if zero:
+                w.diagonal().zero_()
+            return w * 2
+
+
+        a = torch.randn(3, 3, requires_grad=True)
+        head(a, False).sum().backward()
+        grad = a.grad
+        """
+    )
+    assert [(c, s) for c, _, s in offered(runs)] == [("IPL001", True)]
+    assert run(runs).ok
+    same_values(fixed(runs, unsafe=False), runs)

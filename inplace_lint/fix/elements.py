@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from inplace_lint.facts.ops import load_table
 from inplace_lint.facts.walk import walk
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
@@ -34,18 +35,7 @@ class ElementRewrites(LineEdits):
     """Element-chain and grad-call rewrites."""
 
     def element_chain_fix(self, call: cst.Call) -> Built | None:
-        top = call
-        while True:
-            attribute = self.parent.get(top)
-            outer = self.parent.get(attribute) if attribute is not None else None
-            if not (
-                isinstance(attribute, cst.Attribute)
-                and isinstance(outer, cst.Call)
-                and outer.func is attribute
-                and is_inplace_name(attribute.attr.value)
-            ):
-                break
-            top = outer
+        top = self._chain_top(call)
         methods, root = method_chain(top, is_inplace_name)
         if not methods or not self.is_statement(top):
             return None
@@ -62,6 +52,59 @@ class ElementRewrites(LineEdits):
         edits = [Edit(self.start(top), self.start(top), f"{element} = ")]
         edits += [Edit(self.start(m.attr), self.end(m.attr), m.attr.value[:-1]) for m in methods]
         return f"Store `{element}` out of place instead of writing into it", edits, False
+
+    def view_write_fix(self, call: cst.Call, capable: bool) -> Built | None:
+        """``w.diagonal().zero_()``, ``h[0].mul_(2)`` on a tensor: ``w = w.clone()`` first, so
+        the write lands in a copy (exact whether the view op returned a view or a copy)."""
+        top = self._chain_top(call)
+        methods, root = method_chain(top, is_inplace_name)
+        if not methods or not self.is_statement(top):
+            return None
+        views = load_table().view_methods
+        base, steps = root, 0
+        while True:
+            if isinstance(base, cst.Subscript):
+                if any(_string_key(e) for e in base.slice):
+                    return None  # a mapping's item: the element rewrite's case
+                base = base.value
+            elif (
+                isinstance(base, cst.Call)
+                and isinstance(base.func, cst.Attribute)
+                and base.func.attr.value in views
+            ):
+                base = base.func.value
+            else:
+                break
+            steps += 1
+        if steps == 0 or not isinstance(base, cst.Name) or self._is_container(base):
+            return None
+        line = self.own_line(top)
+        if line is None:
+            return None
+        start = self.start(line)
+        name = base.value
+        text = f"{name} = {name}.clone(){self.newline_of(start.line)}{self.indent_of(line)}"
+        safe = capable and self.rebind_is_safe(name, line.body[0])
+        return (
+            f"Write into a clone: insert `{name} = {name}.clone()` first",
+            [Edit(start, start, text)],
+            safe,
+        )
+
+    def _chain_top(self, call: cst.Call) -> cst.Call:
+        """The outermost call of the in-place chain ``call`` sits in."""
+        top = call
+        while True:
+            attribute = self.parent.get(top)
+            outer = self.parent.get(attribute) if attribute is not None else None
+            if not (
+                isinstance(attribute, cst.Attribute)
+                and isinstance(outer, cst.Call)
+                and outer.func is attribute
+                and is_inplace_name(attribute.attr.value)
+            ):
+                return top
+            top = outer
 
     def _simple_key(self, subscript: cst.Subscript) -> bool:
         if len(subscript.slice) != 1:
@@ -141,3 +184,8 @@ def _makes_container(value: cst.BaseExpression) -> bool:
         and isinstance(value.func, cst.Name)
         and value.func.value in ("list", "dict")
     )
+
+
+def _string_key(element: cst.SubscriptElement) -> bool:
+    index = element.slice
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)

@@ -113,7 +113,10 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         built = self._out_of_place(node, code)
         if built is None and isinstance(node, cst.Call):
             built = (
-                self.step_move_fix(node) or self.element_chain_fix(node) or self.grad_call_fix(node)
+                self.step_move_fix(node)
+                or self.element_chain_fix(node)
+                or self.view_write_fix(node, code in _SAFE_CAPABLE)
+                or self.grad_call_fix(node)
             )
         if built is None and code == _ARGUMENT_CODE:
             built = self.clone_argument_fix(node, cloned)
