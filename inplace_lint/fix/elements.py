@@ -79,6 +79,9 @@ class ElementRewrites(LineEdits):
             steps += 1
         if steps == 0 or not isinstance(base, cst.Name) or self._is_container(base):
             return None
+        function = self.function_of(top)
+        if function is not None and base.value in _parameters(function):
+            return None  # an argument's view: IPL004's clone at the top, when it applies
         line = self.own_line(top)
         if line is None:
             return None
@@ -190,3 +193,10 @@ def _makes_container(value: cst.BaseExpression) -> bool:
 def _string_key(element: cst.SubscriptElement) -> bool:
     index = element.slice
     return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+
+
+def _parameters(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in every}
