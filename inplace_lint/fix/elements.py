@@ -21,7 +21,7 @@ import libcst as cst
 from inplace_lint.facts.ops import load_table
 from inplace_lint.facts.walk import walk
 from inplace_lint.finding import Edit
-from inplace_lint.fix.lines import Built, LineEdits
+from inplace_lint.fix.lines import Built, LineEdits, parameter_names
 from inplace_lint.fix.safety import FRESH
 from inplace_lint.outofplace import dotted_name, is_inplace_name, keyword, method_chain
 
@@ -80,7 +80,7 @@ class ElementRewrites(LineEdits):
         if steps == 0 or not isinstance(base, cst.Name) or self._is_container(base):
             return None
         function = self.function_of(top)
-        if function is not None and base.value in _parameters(function):
+        if function is not None and base.value in parameter_names(function):
             return None  # an argument's view: IPL004's clone at the top, when it applies
         line = self.own_line(top)
         if line is None:
@@ -193,10 +193,3 @@ def _makes_container(value: cst.BaseExpression) -> bool:
 def _string_key(element: cst.SubscriptElement) -> bool:
     index = element.slice
     return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
-
-
-def _parameters(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return {p.name.value for p in every}

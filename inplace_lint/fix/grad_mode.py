@@ -23,7 +23,7 @@ import re
 import libcst as cst
 
 from inplace_lint.finding import Edit
-from inplace_lint.fix.lines import Built, LineEdits
+from inplace_lint.fix.lines import Built, LineEdits, parameter_names
 from inplace_lint.outofplace import is_inplace_name
 
 __all__ = ["GradModeRewrites"]
@@ -105,10 +105,7 @@ class GradModeRewrites(LineEdits):
 
     def _binds(self, function: cst.FunctionDef, name: str) -> bool:
         """``function`` binds ``name`` itself (a parameter, an assignment, a loop target)."""
-        params = function.params
-        every = [*params.posonly_params, *params.params, *params.kwonly_params]
-        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-        if any(p.name.value == name for p in every):
+        if name in parameter_names(function):
             return True
         for node, _ in self._scope_index(function)[0].get(name, ()):
             holder = self.parent.get(node)

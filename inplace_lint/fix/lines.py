@@ -14,7 +14,7 @@ from inplace_lint.finding import Edit, Position
 from inplace_lint.fix.safety import SCOPES, SafetyAnalysis
 from inplace_lint.fix.tree import NEWLINE
 
-__all__ = ["Built", "LineEdits"]
+__all__ = ["Built", "LineEdits", "parameter_names"]
 
 #: A rewrite: its description, its edits and whether it is safe.
 Built = tuple[str, list[Edit], bool]
@@ -99,3 +99,11 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
     )
+
+
+def parameter_names(function: cst.FunctionDef) -> set[str]:
+    """Every parameter ``function`` declares, ``*args`` and ``**kwargs`` included."""
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in every}
