@@ -2,7 +2,7 @@
 
     python bench/confirm_pytest_cost.py [TESTS...] [--rounds 2] [-- PYTEST_ARGS...]
 
-Runs ``python -m pytest -q -p no:cacheprovider -p no:xdist TESTS`` (default: this project's
+Runs ``python -m pytest -q -p no:cacheprovider [-n 0] TESTS`` (default: this project's
 ``tests/test_examples_torch.py``, which runs every example with torch, forward and backward)
 alternately without and with ``--inplace-confirm``, ``--rounds`` times each, in fresh
 processes, and prints the median wall-clock and CPU time (user + system) of each, the
@@ -13,6 +13,7 @@ outcomes) and the hazards the option listed.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import resource
 import statistics
@@ -27,7 +28,9 @@ SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|xfailed|skipped|error).*?)\s*=*
 
 def run(tests: list[str], extra: list[str], confirm: bool) -> tuple[float, float, str, str]:
     """Wall and CPU seconds, the summary line, and the full output of one pytest process."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    if importlib.util.find_spec("xdist") is not None:
+        command += ["-n", "0"]  # one process, so that CPU time is the suite's own
     command += extra + tests + (["--inplace-confirm"] if confirm else [])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()

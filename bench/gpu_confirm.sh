@@ -144,7 +144,7 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
     step "nondeterministic probe, 20 runs on $DEVICE ($(left)s left)"
     within 50 "$PY" bench/confirm_probe.py --device "$DEVICE" --runs 20 2>&1 | tee "$OUT/probe.log"
 
-    step "round 6 on $DEVICE, then on cpu ($(left)s left)"
+    step "round 6 on $DEVICE, then without --device ($(left)s left)"
     within 45 "$PY" bench/confirm_device.py --device "$DEVICE" bench/rounds/round6 \
         --jobs "$JOBS" --timeout 40 2>&1 | tee "$OUT/round6_${DEVICE}.log"
     if [ "$DEVICE" != cpu ]; then
