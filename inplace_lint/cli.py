@@ -286,7 +286,8 @@ def _check(ns: argparse.Namespace) -> int:
             if report.held_back:
                 done += f" ({report.held_back} more with --unsafe-fixes)"
             print(f"inplace-lint: {done}", file=sys.stderr)
-    else:  # a report offers fixes: only the verified ones
+    elif ns.format in ("json", "sarif", "lsp") or (ns.format == "text" and not ns.quiet):
+        # these reports offer fixes (the text one counts them): only the verified ones
         run.results = verify_results(run.results, config, run.stdin_data)
     findings: list[Finding] = []
     for result in run.results:

@@ -250,3 +250,38 @@ def test_fix_in_a_machine_format_counts_the_unsafe_fixes_it_held_back(tmp_path: 
     )
     (left,) = json.loads(fixed.stdout)
     assert left["path"].endswith("stale.py") and left["fix"]["safe"] is False
+
+
+def test_a_clone_that_cannot_help_is_dropped_as_in_timm_fasternet() -> None:
+    """timm's FasterNet writes a conv's output into the slice the conv read: a clone before
+    the write keeps the finding (the conv saved a view of the clone), so the fix that 9f9bf88
+    offered in JSON and the editor is dropped; torch agrees that the original raises."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        from torch import nn
+
+
+        class PartialConv(nn.Module):
+            def __init__(self, dim: int) -> None:
+                super().__init__()
+                self.dim = dim // 4
+                self.conv = nn.Conv2d(self.dim, self.dim, 3, 1, 1, bias=False)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                x = x.clone()
+                x[:, : self.dim, :, :] = self.conv(x[:, : self.dim, :, :])
+                return x
+
+
+        x = torch.randn(1, 8, 4, 4, requires_grad=True)
+        PartialConv(8)(x).sum().backward()
+        """
+    )
+    (finding,) = lint_source(source, "fasternet.py")
+    assert finding.fix is not None and "clone" in finding.fix.description
+    kept, dropped = verified(source, "fasternet.py", [finding])
+    assert kept[0].fix is None and [d.reason for d in dropped] == [STILL_THERE]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(source, "fasternet.py", "exec"), {"__name__": "__main__", "torch": torch})
