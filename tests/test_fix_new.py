@@ -151,6 +151,33 @@ def test_leaf_write_elsewhere_is_wrapped_in_no_grad_unsafely() -> None:
     same_values(after, twin(source))
 
 
+def test_a_differentiable_leaf_update_goes_out_of_place() -> None:
+    """MAML's inner step reads a ``create_graph=True`` gradient: ``no_grad`` would make it first
+    order, so the write is rebound out of place, even though a grad call differentiates the name
+    (each iteration's call sees the tensor its loss was computed from)."""
+    source = dedent(
+        """
+        import torch
+        torch.manual_seed(0)
+        w = torch.randn(3, 1, requires_grad=True)
+        xs, ys = torch.randn(6, 3), torch.randn(6, 1)
+        fast = w
+        for _ in range(2):
+            support = ((xs @ fast - ys) ** 2).mean()
+            (g,) = torch.autograd.grad(support, fast, create_graph=True)
+            fast.sub_(0.1 * g)  # <-- IPL003
+        query = ((xs @ fast - ys) ** 2).mean()
+        query.backward()
+        meta = w.grad
+        """
+    )
+    assert [(c, s) for c, _, s in offered(source)] == [("IPL003", False)]
+    after = fixed(source, unsafe=True)
+    assert "fast = fast.sub(0.1 * g)" in after
+    same_values(after, twin(source))
+    # a grad call after the write still forbids the rebinding (tests/test_fix.py checks it)
+
+
 # --------------------------------------------------------------------------- IPL007
 
 SIGMOID = dedent(

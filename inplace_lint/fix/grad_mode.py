@@ -22,9 +22,10 @@ import re
 
 import libcst as cst
 
-from inplace_lint.finding import Edit
+from inplace_lint.facts.walk import walk
+from inplace_lint.finding import Edit, Position
 from inplace_lint.fix.lines import Built, LineEdits, parameter_names
-from inplace_lint.outofplace import is_inplace_name
+from inplace_lint.outofplace import dotted_name, is_inplace_name, is_true, keyword
 
 __all__ = ["GradModeRewrites"]
 
@@ -44,6 +45,102 @@ _NN_INIT = {
 
 class GradModeRewrites(LineEdits):
     """The grad-mode fixes of leaf writes (IPL003)."""
+
+    def differentiable_update(self, node: cst.CSTNode) -> bool:
+        """The write reads a gradient taken with ``create_graph=True`` (``fast_w.sub_(lr * g)``
+        after ``g, = torch.autograd.grad(..., create_graph=True)``): the author wants the update
+        in the graph (MAML's inner step), so ``no_grad`` is the wrong form and the out-of-place
+        rewrite (``fast_w = fast_w.sub(lr * g)``) is the one to offer."""
+        statement = node if isinstance(node, cst.BaseSmallStatement) else self.statement(node)
+        scope = next(
+            (a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef | cst.Module)),
+            None,
+        )
+        if statement is None or scope is None:
+            return False
+        graded = self._higher_order_gradients(scope)
+        return any(isinstance(n, cst.Name) and n.value in graded for n in walk(statement))
+
+    def grad_calls_precede(self, names: set[str], site: cst.CSTNode) -> bool:
+        """Rebinding ``names`` at ``site`` hides nothing from a grad call: every call that
+        differentiates one of them runs before ``site``, and one inside a loop around ``site``
+        sees the name bound afresh earlier in that loop (``fast_w = w`` at the top of a MAML
+        task loop), so no iteration hands it the rebound tensor."""
+        statement = site if isinstance(site, cst.BaseSmallStatement) else self.statement(site)
+        scope = next(
+            (a for a in self.ancestors(site) if isinstance(a, cst.FunctionDef | cst.Module)),
+            None,
+        )
+        if statement is None or scope is None:
+            return False
+        here = _key(self.start(statement))
+        loops = []
+        for ancestor in self.ancestors(statement):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, cst.For | cst.While):
+                loops.append(ancestor)
+        for call in walk(scope):
+            if not isinstance(call, cst.Call) or not names & self._differentiated(call):
+                continue
+            if _key(self.start(call)) >= here:
+                return False
+            for loop in loops:
+                inside = _key(self.start(loop)) <= _key(self.start(call)) <= _key(self.end(loop))
+                if inside and not self._bound_in_loop_before(names, loop, call):
+                    return False
+        return True
+
+    def _differentiated(self, call: cst.Call) -> set[str]:
+        """The plain names a grad call differentiates (``inputs=`` or ``grad``'s second)."""
+        qualified = self.qualified(call.func) or dotted_name(call.func) or ""
+        inputs = keyword(call, "inputs")
+        if inputs is None and qualified.endswith("autograd.grad") and len(call.args) > 1:
+            inputs = call.args[1] if call.args[1].keyword is None else None
+        if inputs is None:
+            return set()
+        value = inputs.value
+        elements = (
+            [e.value for e in value.elements]
+            if isinstance(value, cst.List | cst.Tuple)
+            else [value]
+        )
+        return {e.value for e in elements if isinstance(e, cst.Name)}
+
+    def _bound_in_loop_before(self, names: set[str], loop: cst.CSTNode, call: cst.Call) -> bool:
+        """The loop binds ``names`` afresh before ``call``, or recomputes what ``call``
+        differentiates (its first argument's names), so each iteration's grad call sees the
+        tensor its outputs were computed from."""
+        bound: set[str] = set()
+        limit = _key(self.start(call))
+        for node in walk(loop):
+            if isinstance(node, cst.AssignTarget) and _key(self.start(node)) < limit:
+                bound.update(n.value for n in walk(node.target) if isinstance(n, cst.Name))
+        if names <= bound:
+            return True
+        if not call.args or call.args[0].keyword is not None:
+            return False
+        used = {
+            n.value
+            for n in walk(call.args[0].value)
+            if isinstance(n, cst.Name) and not self._not_a_variable(n)
+        }
+        return bool(used) and used - self.aliases.keys() <= bound
+
+    def _higher_order_gradients(self, scope: cst.CSTNode) -> set[str]:
+        """Names bound in ``scope`` to the result of a ``create_graph=True`` grad call."""
+        names: set[str] = set()
+        for node in walk(scope):
+            if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+                continue
+            call = node.value
+            flag = keyword(call, "create_graph")
+            qualified = self.qualified(call.func) or dotted_name(call.func) or ""
+            if flag is None or not is_true(flag.value) or not qualified.endswith("grad"):
+                continue
+            for target in node.targets:
+                names.update(n.value for n in walk(target.target) if isinstance(n, cst.Name))
+        return names
 
     def leaf_write_fix(self, node: cst.CSTNode) -> Built | None:
         line = self.own_line(node)
@@ -114,3 +211,7 @@ class GradModeRewrites(LineEdits):
             if isinstance(holder, cst.For | cst.AnnAssign) and holder.target is node:
                 return True
         return False
+
+
+def _key(position: Position) -> tuple[int, int]:
+    return position.line, position.column

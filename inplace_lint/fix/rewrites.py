@@ -94,8 +94,8 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         description, edits, safe = built
         if not edits:
             return None
-        rebound = _rebound(edits)
-        if rebound and rebound & self.grad_targets:
+        rebound = _rebound(edits) & self.grad_targets
+        if rebound and not self.grad_calls_precede(rebound, node):
             return None  # ``x = ...`` would hand the grad call a tensor outside the graph
         return Fix(description, tuple(sorted(edits, key=lambda e: (e.start, e.end))), safe)
 
@@ -105,6 +105,8 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if code in _CLONE_CODES:
             return self._clone_in_backward(node, cloned) or self.clone_in_forward(node, cloned)
         if code == _LEAF_CODE:
+            if self.differentiable_update(node):
+                return self._out_of_place(node, code)
             return self.leaf_write_fix(node)
         if code == _BYPASS_CODE:
             return self.bypass_fix(node)
