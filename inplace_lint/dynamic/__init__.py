@@ -25,19 +25,23 @@ def confirm(
     loss: Callable[[Any], Any] | None = None,
     seed: int = 0,
     graph: bool = False,
+    **example_kwargs: Any,
 ) -> Report:
     """Run ``fn_or_module`` and return a report of confirmed in-place hazards.
 
-    With example inputs, ``fn_or_module`` is a model (or callable): it runs forward on a deep
+    With example inputs (positional, and keyword inputs such as a Hugging Face model's
+    ``attention_mask=``), ``fn_or_module`` is a model (or callable): it runs forward on a deep
     copy, ``loss(output)`` (default: a seeded random projection of the outputs), backward.
     Without inputs it is a zero-argument training step, or a function returning
-    ``(model, example_inputs)``. Raises ``inplace_lint.dynamic.runner.BadInput`` when the
-    target cannot run for a reason that is not an in-place hazard.
+    ``(model, example_inputs)``; the models, gradients and optimizers it reaches are put back
+    after each run. Raises ``inplace_lint.dynamic.runner.BadInput`` when the target cannot
+    run for a reason that is not an in-place hazard.
     """
     from inplace_lint.dynamic.core import check
     from inplace_lint.dynamic.runner import ObjectSubject
 
-    return check(ObjectSubject(fn_or_module, example_inputs, loss, seed), graph=graph)
+    subject = ObjectSubject(fn_or_module, example_inputs, loss, seed, example_kwargs)
+    return check(subject, graph=graph)
 
 
 def confirm_target(target: str, seed: int = 0, graph: bool = False) -> Report:

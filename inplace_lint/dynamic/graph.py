@@ -7,6 +7,7 @@ is the evidence itself: the op that saved the tensor, the in-place write, the ba
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from inplace_lint.dynamic.sites import Site
 __all__ = ["draw", "write_graphs"]
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_NUMBERS = itertools.count()
 
 
 def _quote(text: str) -> str:
@@ -102,8 +104,8 @@ def draw(subject: Any, confirmed: list[Confirmed]) -> dict[Site, str]:
         except Exception:
             model = None
     drawings: dict[Site, str] = {}
-    for number, item in enumerate(confirmed):
-        name = f"h{number}_"
+    for item in confirmed:
+        name = f"h{next(_NUMBERS)}_"  # unique across targets: one DOT file holds them all
         drawing = _fx_graph(model, item, name) if model is not None else None
         drawings[item.site] = drawing or _evidence_graph(item, name)
     return drawings

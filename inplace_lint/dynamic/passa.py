@@ -8,14 +8,22 @@ the hooks switches off autograd's own version check, so the unpack hook does it 
 names the line that wrote. A write that reaches a saved tensor through another version counter
 (``x.data``) moves no version: backward then silently uses the new values; that is reported
 when backward unpacks the tensor. Records hold a detached alias (no reference cycle), so they
-die with their graph; ops run by backward itself are ignored.
+die with their graph; ops run by backward itself are ignored, except writes that a custom
+``backward`` makes from user code.
+
+Pass A must never let a failing program pass: every saved tensor's version is checked when it
+is unpacked, whatever its type (tensor subclasses included; a wrapper subclass whose alias does
+not share the version counter is checked on the tensor itself), as autograd would. A failing
+unpack does not stop backward at once: the error is held until the backward call returns, so
+every write that backward would trip over is reported, then raised as torch raises it.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,13 +67,20 @@ class Hit:
     shape: tuple[int, ...]
     saved_version: int
     version: int
+    #: For a write that autograd refused as it ran (a view of a hook's output, ...): its error.
+    refused: str = ""
 
     @property
     def sites(self) -> tuple[Site, ...]:
-        found = [s for s in (self.write.site, self.write.module_site) if s is not None]
+        """Where to report it: the line that built an in-place module (``inplace=True``, what
+        to change) before the line whose call ran it, else the write's line."""
+        found = [s for s in (self.write.module_site, self.write.site) if s is not None]
         return tuple(found)
 
     def evidence(self) -> str:
+        if self.refused:
+            module = f" in {self.write.module_path}(inplace=True)" if self.write.module_path else ""
+            return f"{self.write.op}{module} raises as it writes: {self.refused}"
         saved = f"saved by {self.saved_op}"
         if self.saved_site is not None:
             saved += f" at line {self.saved_site.line}"
@@ -84,11 +99,25 @@ class Hit:
 class _Saved:
     """What the pack hook returns: a detached alias plus where and when it was saved."""
 
-    __slots__ = ("__weakref__", "key", "op", "shape", "site", "span", "tensor", "version", "writes")
+    __slots__ = (
+        "__weakref__",
+        "key",
+        "op",
+        "owner",
+        "shape",
+        "site",
+        "span",
+        "tensor",
+        "version",
+        "writes",
+    )
 
     def __init__(self, tensor: torch.Tensor, site: Site | None, key: int | None) -> None:
         self.tensor = tensor.detach()
         self.version = tensor._version
+        #: The saved tensor itself, kept only where its alias has a version counter of its own
+        #: (wrapper subclasses), so that its version can still be checked.
+        self.owner = tensor if _own_dispatch(tensor) else None
         self.site = site
         self.key = key
         self.span = _span(tensor) if key is not None else (0, 0)
@@ -97,15 +126,24 @@ class _Saved:
         self.writes: list[Write] = []
 
 
+def _own_dispatch(tensor: Any) -> bool:
+    """Whether ``tensor`` is a wrapper subclass (its own ``__torch_dispatch__``)."""
+    dispatch = getattr(type(tensor), "__torch_dispatch__", None)
+    return dispatch is not None and dispatch is not torch.Tensor.__torch_dispatch__
+
+
 def _storage_key(tensor: Any) -> int | None:
-    if type(tensor) is not torch.Tensor and not isinstance(tensor, torch.nn.Parameter):
+    """The storage a tensor (or plain subclass, ``tv_tensors.Image``) addresses; ``None`` for
+    wrapper subclasses, sparse, meta and storage-less tensors."""
+    if not isinstance(tensor, torch.Tensor) or _own_dispatch(tensor):
         return None
     if tensor.layout != torch.strided or tensor.device.type == "meta":
         return None
     try:
-        return tensor.untyped_storage()._cdata
-    except Exception:  # tensors without storage (wrappers, nested)
+        storage = torch.Tensor.untyped_storage(tensor)
+    except Exception:  # tensors without storage (nested, functional)
         return None
+    return int(storage._cdata)
 
 
 def _span(tensor: torch.Tensor) -> tuple[int, int]:
@@ -146,6 +184,8 @@ class ModuleSites:
     def __init__(self) -> None:
         self.built: weakref.WeakKeyDictionary[torch.nn.Module, Site] = weakref.WeakKeyDictionary()
         self.stack: list[torch.nn.Module] = []
+        #: Told of an in-place module whose forward raised.
+        self.on_error: Callable[[torch.nn.Module, BaseException], None] | None = None
 
     def running_inplace(self) -> torch.nn.Module | None:
         if self.stack and getattr(self.stack[-1], "inplace", False) is True:
@@ -169,6 +209,9 @@ def track_modules(tracker: ModuleSites) -> Iterator[ModuleSites]:
         tracker.stack.append(module)
 
     def post(module: torch.nn.Module, _args: Any, _out: Any) -> None:
+        error = sys.exc_info()[1]  # set when forward raised (an always-call hook)
+        if error is not None and tracker.on_error is not None and module.__dict__.get("inplace"):
+            tracker.on_error(module, error)
         if tracker.stack and tracker.stack[-1] is module:
             tracker.stack.pop()
 
@@ -197,10 +240,10 @@ class _Mode(TorchDispatchMode):
         detector = self.detector
         if detector.pending:
             detector.settle()
-        if torch._C._current_autograd_node() is None:
-            written = _written(func, args, kwargs)
-            if written:
-                detector.on_write(func, written)
+        written = _written(func, args, kwargs)
+        # ops of backward formulas are torch's; a custom ``backward`` is user code
+        if written and (torch._C._current_autograd_node() is None or sites.called_from_user(2)):
+            detector.on_write(func, written)
         return func(*args, **kwargs)
 
 
@@ -212,6 +255,8 @@ class Detector:
     hits: list[Hit] = field(default_factory=list)
     by_storage: dict[int, list[weakref.ref[_Saved]]] = field(default_factory=dict)
     pending: list[tuple[_Saved, Write]] = field(default_factory=list)
+    #: Version errors held per running backward call (innermost last).
+    held: list[list[RuntimeError]] = field(default_factory=list)
     _stack: ExitStack | None = None
 
     # -- hooks
@@ -234,29 +279,49 @@ class Detector:
         if self.pending:
             self.settle()
         tensor = saved.tensor
+        version = (saved.owner if saved.owner is not None else tensor)._version
+        if version != saved.version:
+            self._version_moved(saved, version)
+            return tensor
         if saved.key is None or not saved.writes:
             return tensor
-        version = tensor._version
-        node = torch._C._current_autograd_node()
-        if node is not None:
-            saved.op = _node_name(node)
-        if version != saved.version:
-            moved = [w for w in saved.writes if w.after is None or w.after != w.before]
-            write = moved[0] if moved else saved.writes[0]
-            hit = Hit("raises", write, saved.site, saved.op, saved.shape, saved.version, version)
-            self._add(hit)
-            where = f" (written at {write.site.short()})" if write.site else ""
-            raise RuntimeError(
-                f"{VERSION_ERROR} inplace operation: [{tensor.type()} {list(tensor.shape)}], "
-                f"saved by {saved.op}, is at version {version}; expected version "
-                f"{saved.version} instead{where}"
-            )
         silent = [w for w in saved.writes if w.overlaps and w.direct and w.after == w.before]
         if silent:
             hit = Hit("silent", silent[0], saved.site, saved.op, saved.shape, version, version)
             self._add(hit)
             saved.writes.clear()
         return tensor
+
+    def _version_moved(self, saved: _Saved, version: int) -> None:
+        """Record the hazard (when the write was seen) and the error autograd would raise;
+        the error is raised when the backward call returns (at once outside one)."""
+        node = torch._C._current_autograd_node()
+        if node is not None:
+            saved.op = _node_name(node)
+        where = ""
+        if saved.writes:
+            moved = [w for w in saved.writes if w.after is None or w.after != w.before]
+            # The first write that moved the version, and every later one written straight
+            # from user code (``att[:, 0] = 0`` then ``att[:, -1] = 0``); an in-place module
+            # that later runs on the same alias (``x += y`` then ``self.relu(x)``) only writes
+            # it because the first write kept the alias.
+            writes = moved or saved.writes[:1]
+            for write in writes[:1] + [w for w in writes[1:] if w.direct and not w.module_site]:
+                hit = Hit(
+                    "raises", write, saved.site, saved.op, saved.shape, saved.version, version
+                )
+                self._add(hit)
+            first = (moved or saved.writes)[0]
+            where = f" (written at {first.site.short()})" if first.site else ""
+        tensor = saved.tensor
+        error = RuntimeError(
+            f"{VERSION_ERROR} inplace operation: [{tensor.type()} {list(tensor.shape)}], "
+            f"saved by {saved.op}, is at version {version}; expected version "
+            f"{saved.version} instead{where}"
+        )
+        if not self.held:
+            raise error
+        self.held[-1].append(error)
 
     def _add(self, hit: Hit) -> None:
         key = (hit.kind, hit.sites)
@@ -296,6 +361,19 @@ class Detector:
                 saved.writes.append(write)
                 self.pending.append((saved, write))
 
+    def refused(self, module: torch.nn.Module, error: BaseException) -> None:
+        """An in-place module whose write autograd refused as it ran (its output is a view
+        made by a hook, ...): report it at the line that built the module (``inplace=True``),
+        which the traceback cannot show."""
+        built = self.modules.built.get(module)
+        if built is None or not isinstance(error, RuntimeError):
+            return
+        if not re.search("inplace|in-place", str(error), re.IGNORECASE):
+            return
+        text = " ".join(str(error).split())
+        write = Write(None, "the in-place write", built, type(module).__name__, True, 0)
+        self._add(Hit("raises", write, None, "", (), 0, 0, refused=text[:200]))
+
     def settle(self) -> None:
         """Read versions after the writing ops returned (autograd bumps them afterwards)."""
         for saved, write in self.pending:
@@ -308,9 +386,11 @@ class Detector:
         sites.is_user_file.cache_clear()
         sites._skipped_roots.cache_clear()
         stack = ExitStack()
+        self.modules.on_error = self.refused
         stack.enter_context(track_modules(self.modules))
         stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack))
         stack.enter_context(_Mode(self))
+        stack.enter_context(_holding(self))
         self._stack = stack
         return self
 
@@ -319,6 +399,34 @@ class Detector:
         self._stack.close()
         self.settle()
         self._stack = None
+
+
+@contextmanager
+def _holding(detector: Detector) -> Iterator[None]:
+    """Run each backward call to its end, then raise the first version error it held."""
+    import torch.autograd as autograd
+
+    original = autograd._engine_run_backward
+
+    def run_backward(*args: Any, **kwargs: Any) -> Any:
+        detector.held.append([])
+        try:
+            result = original(*args, **kwargs)
+        except Exception:
+            errors = detector.held.pop()
+            if errors:
+                raise errors[0] from None
+            raise
+        errors = detector.held.pop()
+        if errors:
+            raise errors[0]
+        return result
+
+    autograd._engine_run_backward = run_backward
+    try:
+        yield
+    finally:
+        autograd._engine_run_backward = original
 
 
 def _flat(value: Any) -> Iterator[torch.Tensor]:

@@ -8,9 +8,21 @@ from dataclasses import dataclass, field
 from inplace_lint.dynamic.sites import Site
 from inplace_lint.finding import Finding
 
-__all__ = ["CONFIRMED", "NOT_CONFIRMED", "NOT_REACHED", "Confirmed", "Report", "Status"]
+__all__ = [
+    "CONFIRMED",
+    "INCONCLUSIVE",
+    "NOT_CONFIRMED",
+    "NOT_REACHED",
+    "Confirmed",
+    "Report",
+    "Status",
+]
 
+#: ``not confirmed``: the site ran and its out-of-place twin computed the same, beyond the
+#: run-to-run noise (a refutation). ``inconclusive``: the site ran but the runs cannot decide
+#: (the twin raises too, could not be built, or there was nothing to compare).
 CONFIRMED, NOT_CONFIRMED, NOT_REACHED = "confirmed", "not confirmed", "not reached"
+INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,11 @@ class Report:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     graphs: dict[Site, str] = field(default_factory=dict)
+
+    @property
+    def inconclusive(self) -> list[Status]:
+        """Findings that ran but that the runs could neither confirm nor refute."""
+        return [s for s in self.statuses if s.status == INCONCLUSIVE]
 
     @property
     def ok(self) -> bool:

@@ -22,13 +22,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from inspect import CO_OPTIMIZED
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType
 from typing import Any
 
 import torch
 
-from inplace_lint.dynamic import sites
+from inplace_lint.dynamic.coverage import Coverage
+from inplace_lint.dynamic.device import onto_device
 from inplace_lint.dynamic.passa import Detector, Hit
+from inplace_lint.dynamic.state import StateGuard
 from inplace_lint.dynamic.twin import out_of_place_twin
 
 __all__ = ["BadInput", "Outcome", "Subject", "compare", "environment", "run"]
@@ -68,6 +70,19 @@ class Subject:
 
     def execute(self, source: str | None) -> dict[str, torch.Tensor]:
         raise NotImplementedError
+
+    @contextmanager
+    def guarded(self) -> Iterator[None]:
+        """Around one run: capture the state the run can reach, put it back afterwards."""
+        guard = self.__dict__.get("_guard")
+        if guard is None:
+            fresh = self.path if hasattr(self, "source") else None  # re-executed each run
+            guard = self._guard = StateGuard(fresh, getattr(self, "target", None))
+        guard.capture()
+        try:
+            yield
+        finally:
+            guard.restore()
 
     def build(self, source: str | None) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
         """The model and inputs, for subjects that have them (the fx route)."""
@@ -173,26 +188,34 @@ class ObjectSubject(Subject):
         inputs: tuple[Any, ...],
         loss: Callable[[Any], torch.Tensor] | None,
         seed: int = 0,
+        kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.target = target
         self.inputs = inputs
+        self.kwargs = dict(kwargs or {})
         self.loss = loss
         self.seed = seed
         where = _source_file(target)
         self.path = where
         self.label = getattr(target, "__qualname__", type(target).__qualname__)
 
+    @property
+    def is_step(self) -> bool:
+        """A zero-argument step (or build function) rather than a model with inputs."""
+        no_inputs = not self.inputs and not self.kwargs
+        return no_inputs and not isinstance(self.target, torch.nn.Module)
+
     def build(self, source: str | None) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
-        if not self.inputs and not isinstance(self.target, torch.nn.Module):
+        if self.is_step:
             return _as_build(self.target())
         model = self.target
         if isinstance(model, torch.nn.Module):
             model = copy.deepcopy(model)
         args, kwargs = _split_inputs(self.inputs)
-        return model, args, kwargs
+        return model, args, {**kwargs, **self.kwargs}
 
     def execute(self, source: str | None) -> dict[str, torch.Tensor]:
-        if not self.inputs and not isinstance(self.target, torch.nn.Module):
+        if self.is_step:
             result = self.target()
             built = _as_build(result)
             self.builds = built is not None
@@ -296,6 +319,7 @@ def drive(
 ) -> dict[str, torch.Tensor]:
     """Forward, loss, backward; snapshot outputs, input gradients and parameter gradients."""
     args, kwargs = _clone(args), _clone(kwargs)
+    model, args, kwargs = onto_device((model, args, kwargs))  # --device: no-op without it
     output = model(*args, **kwargs)
     value = loss(output) if loss is not None else default_loss(output)
     if not isinstance(value, torch.Tensor) or value.numel() != 1:
@@ -307,6 +331,7 @@ def drive(
     for name, tensor in _tensors((args, kwargs), "input"):
         if tensor.is_leaf:
             _keep(values, f"{name}.grad", tensor.grad)
+        _keep(values, f"{name} (after the run)", tensor)  # the model may write its inputs
     if isinstance(model, torch.nn.Module):
         for name, param in model.named_parameters():
             _keep(values, f"{name}.grad", param.grad)
@@ -444,7 +469,7 @@ def swapped(path: str, line: int) -> Iterator[bool]:
     """Run the twin of ``path`` at ``line`` by swapping the code of the live function."""
     try:
         source = _read(path)
-        twin = out_of_place_twin(source, lines={line})
+        twin = _twin(source, frozenset({line}))
     except Exception:
         yield False
         return
@@ -474,42 +499,6 @@ def swapped(path: str, line: int) -> Iterator[bool]:
             function.__code__ = code
 
 
-# --------------------------------------------------------------------------- coverage
-
-
-class Coverage:
-    """Which user lines ran (a ``sys.settrace`` hook that ignores torch and the stdlib)."""
-
-    def __init__(self) -> None:
-        self.raw: set[tuple[str, int]] = set()
-
-    def _call(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if not sites.is_user_file(frame.f_code.co_filename):
-            return None
-        self.raw.add((frame.f_code.co_filename, frame.f_lineno))
-        return self._line
-
-    def _line(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
-            self.raw.add((frame.f_code.co_filename, frame.f_lineno))
-        return self._line
-
-    @contextmanager
-    def active(self) -> Iterator[Coverage]:
-        previous = sys.gettrace()
-        sys.settrace(self._call)
-        try:
-            yield self
-        finally:
-            sys.settrace(previous)
-
-    def lines(self) -> set[tuple[str, int]]:
-        """The lines that ran, as absolute paths. A frame that was being traced keeps its
-        local trace function after ``active`` ends, so lines can still be added while this
-        runs (seen under load); ``set.copy`` takes the snapshot without running Python."""
-        return {(os.path.abspath(f), line) for f, line in self.raw.copy()}
-
-
 # --------------------------------------------------------------------------- one run
 
 
@@ -518,13 +507,21 @@ def _quiet_and_restored(seed: int) -> Iterator[None]:
     grad = torch.is_grad_enabled()
     dtype = torch.get_default_dtype()
     cwd = os.getcwd()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     random.seed(seed)
     torch.manual_seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # deterministic kernels where torch has them, so runs can be compared
+        torch.use_deterministic_algorithms(True, warn_only=True)
         try:
             yield
         finally:
+            torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
             torch.set_grad_enabled(grad)
             torch.set_default_dtype(dtype)
             os.chdir(cwd)
@@ -578,8 +575,9 @@ def run(
             if not outcome.flipped:
                 return outcome
         stack.enter_context(environment(subject))
+        stack.enter_context(subject.guarded())
         detector = stack.enter_context(Detector()) if detect else None
-        coverage = stack.enter_context(Coverage().active()) if cover else None
+        coverage = stack.enter_context(Coverage(subject.path).active()) if cover else None
         try:
             outcome.values = subject.execute(source)
         except BadInput:
