@@ -190,6 +190,8 @@ def test_no_rebinding_fix_for_a_name_that_is_differentiated_against() -> None:
         ("passed to an unknown call", "log(h)\n", False),
         ("read by a fresh op", "s = h.sum() + torch.exp(h).mean()\n", True),
         ("metadata only", "n = h.shape[0] + h.numel()\n", True),
+        ("reshaped under its own name", "h = h.view(2, 2)\n", True),
+        ("two names bound at once", "h = alias = torch.sigmoid(a)\n", False),
     ],
 )
 def test_rebinding_is_safe_only_without_aliases(why: str, setup: str, safe: bool) -> None:
@@ -246,6 +248,59 @@ def test_safe_fix_keeps_values_of_code_that_runs() -> None:
     before, after = run_example(source), run_example(result.after)
     assert before.ok and after.ok
     assert compare(before, after) == 0.0
+
+
+BLOCK = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    def conv3x3(channels):
+        return nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+
+
+    class Block(nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            self.conv = conv3x3(channels)
+            self.bn = nn.BatchNorm2d(channels)
+            self.relu = {relu}
+
+        def forward(self, x):
+            out = self.conv(x)
+            out = self.bn(out)
+            out = self.relu(out)
+            out += x
+            return out
+
+
+    x = torch.randn(2, 3, 4, 4, requires_grad=True)
+    y = Block(3)(x)
+    y.sum().backward()
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("relu", "safe"),
+    [
+        ("nn.ReLU(inplace=True)", True),  # its output is its input: still only `out` holds it
+        ("nn.Sigmoid()", True),
+        ("nn.Sigmoid()\n        self.relu = nn.Sigmoid()", False),  # built twice: unknown
+    ],
+)
+def test_a_module_chain_under_one_name_stays_a_fresh_local(relu: str, safe: bool) -> None:
+    """torchvision's BasicBlock: ``out`` is rebound through ``self.conv`` (built by a helper
+    returning ``nn.Conv2d``), ``self.bn`` and ``self.relu``; ``out += x`` may safely become
+    ``out = out + x`` when every module returns a new tensor or its input."""
+    source = BLOCK.format(relu=relu)
+    found = [(f.code, f.fix.safe) for f in lint_source(source, "m.py") if f.fix is not None]
+    assert found == [("IPL001", safe)], relu
+    if safe:
+        result = fix_text(source, "m.py", unsafe=False)
+        assert "        out = out + x\n" in result.after
+        assert run_example(result.after).ok
 
 
 # --------------------------------------------------------------------------- the catalogue

@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange
 from inplace_lint.fix.tree import FixTree, ScopeIndex
 from inplace_lint.outofplace import is_inplace_name, is_self, keyword
 
-__all__ = ["FRESH", "FRESH_MODULES", "SCOPES", "SafetyAnalysis"]
+__all__ = ["FRESH", "FRESH_MODULES", "PASS_MODULES", "SCOPES", "SafetyAnalysis"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -73,6 +73,24 @@ FRESH_MODULES = _words(
     """
 )
 
+#: ``nn`` modules that return their input, a view of it or a new tensor, never a tensor that
+#: another name holds (``out = self.relu(out)`` keeps ``out`` the only name of its tensor).
+PASS_MODULES = FRESH_MODULES | _words(
+    """
+    ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Hardtanh Hardswish Hardsigmoid
+    Hardshrink Softshrink Threshold RReLU PReLU Dropout Dropout1d Dropout2d Dropout3d
+    AlphaDropout FeatureAlphaDropout Identity Flatten Unflatten
+    """
+)
+
+#: Tensor methods that return their receiver, a view of it or a copy (``h = h.view(-1)``).
+_SELF_VIEWS = _words(
+    """
+    view view_as reshape reshape_as flatten unflatten transpose permute squeeze unsqueeze
+    contiguous t expand expand_as narrow movedim to float double half type_as
+    """
+)
+
 _GRAD_OFF = ("no_grad", "inference_mode", "set_grad_enabled")
 
 SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
@@ -114,12 +132,110 @@ class SafetyAnalysis(FixTree):
         qualified = self.qualified(func)
         if qualified is not None:
             return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH
-        if isinstance(func, cst.Attribute):  # a tensor method; ``self.relu(x)`` is a module
+        if isinstance(func, cst.Attribute) and is_self(func.value):  # ``self.conv(x)``
+            module = self.module_of(func)
+            return module is not None and module[0] in FRESH_MODULES
+        if isinstance(func, cst.Attribute):  # a tensor method
             root = func.value
             while isinstance(root, cst.Attribute | cst.Call | cst.Subscript):
                 root = root.func if isinstance(root, cst.Call) else root.value
             return func.attr.value in FRESH and not is_self(root)
         return False
+
+    def module_of(self, func: cst.Attribute) -> tuple[str, cst.Call] | None:
+        """For ``self.X``: the ``torch.nn`` class and the constructor call of the one
+        ``self.X = nn.Y(...)`` in the enclosing class, when the class assigns it once and
+        that constructor does not turn ``inplace`` on for a module that returns new tensors."""
+        cls = next((a for a in self.ancestors(func) if isinstance(a, cst.ClassDef)), None)
+        if cls is None:
+            return None
+        built: list[cst.BaseExpression] = []
+        for use in self._self_attributes(cls).get(func.attr.value, []):
+            holder = self.parent.get(use)
+            if isinstance(holder, cst.AssignTarget):
+                assign = self.parent.get(holder)
+                if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                    return None
+                built.append(assign.value)
+            elif isinstance(holder, cst.AugAssign | cst.AnnAssign | cst.Element):
+                return None  # rebound some other way, or inside an unpacking target
+        if len(built) != 1 or not isinstance(built[0], cst.Call):
+            return None
+        constructor = self._built_by(built[0])
+        if constructor is None:
+            return None
+        qualified = self.qualified(constructor.func) or ""
+        if not qualified.startswith("torch.nn.") or qualified.startswith("torch.nn.functional."):
+            return None
+        short = qualified.rsplit(".", 1)[-1]
+        flag = keyword(constructor, "inplace")
+        if short in FRESH_MODULES and flag is not None:
+            return None
+        return short, constructor
+
+    def _built_by(self, call: cst.Call) -> cst.Call | None:
+        """``call`` itself, or for a call of a module-level helper whose every ``return``
+        builds the same ``nn`` class (``conv3x3(...)`` returning ``nn.Conv2d(...)``), the
+        first such constructor."""
+        if not isinstance(call.func, cst.Name) or call.func.value in self.aliases:
+            return call
+        helper = next(
+            (
+                node
+                for node in self.module.body
+                if isinstance(node, cst.FunctionDef) and node.name.value == call.func.value
+            ),
+            None,
+        )
+        if helper is None:
+            return None
+        returned = [
+            node.value
+            for node, nested in _walk_scope(helper.body)
+            if isinstance(node, cst.Return) and not nested
+        ]
+        if not returned or not all(isinstance(v, cst.Call) for v in returned):
+            return None
+        names = {self.qualified(v.func) for v in returned if isinstance(v, cst.Call)}
+        if len(names) != 1 or None in names:
+            return None
+        first = returned[0]
+        return first if isinstance(first, cst.Call) else None
+
+    def passes_through(self, value: cst.BaseExpression, name: str) -> bool:
+        """``value`` (bound back to ``name``) is ``name``'s tensor, a view of it or a new
+        tensor: ``self.relu(name)`` with a pass-through ``nn`` module, ``name.view(...)``,
+        ``F.relu(name, inplace=True)``."""
+        if not isinstance(value, cst.Call) or not value.args:
+            return False
+        first = value.args[0]
+        func = value.func
+        if isinstance(func, cst.Attribute) and is_self(func.value):
+            module = self.module_of(func)
+            return (
+                module is not None
+                and module[0] in PASS_MODULES
+                and len(value.args) == 1
+                and first.keyword is None
+                and isinstance(first.value, cst.Name)
+                and first.value.value == name
+            )
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == name
+            and func.attr.value in _SELF_VIEWS
+        ):
+            return True
+        qualified = self.qualified(func) or ""
+        flag = keyword(value, "inplace")
+        return (
+            qualified.startswith("torch.nn.functional.")
+            and flag is not None
+            and first.keyword is None
+            and isinstance(first.value, cst.Name)
+            and first.value.value == name
+        )
 
     def rebind_is_safe(self, name: str, site: cst.CSTNode) -> bool:
         """Rebinding ``name`` instead of writing to its tensor at ``site`` changes nothing else.
@@ -215,9 +331,11 @@ class SafetyAnalysis(FixTree):
         parent = self.parent.get(name)
         if isinstance(parent, cst.AssignTarget):
             assign = self.parent.get(parent)
-            if isinstance(assign, cst.Assign) and self.is_fresh(assign.value):
+            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                return None  # ``a = b = t``: two names for one tensor
+            if self.is_fresh(assign.value):
                 return "bind"
-            return None
+            return "use" if self.passes_through(assign.value, name.value) else None
         if isinstance(parent, cst.AnnAssign) and parent.target is name:
             return "bind" if parent.value is not None and self.is_fresh(parent.value) else None
         if isinstance(parent, cst.AugAssign) and parent.target is name:
@@ -229,6 +347,8 @@ class SafetyAnalysis(FixTree):
             attr = parent.attr.value
             if isinstance(outer, cst.Call) and outer.func is parent:
                 if attr in _META or (attr in FRESH and keyword(outer, "out") is None):
+                    return "use"
+                if self._bound_back(outer, name.value):
                     return "use"
                 if is_inplace_name(attr) and self.is_statement(outer):
                     return "use"
@@ -249,7 +369,7 @@ class SafetyAnalysis(FixTree):
             func = call.func
             if isinstance(func, cst.Name) and func.value in _SAFE_BUILTINS - self.aliases.keys():
                 return "use"
-            return "use" if self.is_fresh(call) else None
+            return "use" if self.is_fresh(call) or self._bound_back(call, name.value) else None
         if isinstance(parent, cst.Element):
             sequence = self.parent.get(parent)
             arg = self.parent.get(sequence) if sequence is not None else None
@@ -257,6 +377,10 @@ class SafetyAnalysis(FixTree):
             if isinstance(sequence, cst.List | cst.Tuple) and isinstance(call, cst.Call):
                 return "use" if self.is_fresh(call) else None
         return None
+
+    def _bound_back(self, call: cst.Call, name: str) -> bool:
+        """``name = call`` where ``call`` passes ``name``'s tensor through."""
+        return self.assigned_to(call) == name and self.passes_through(call, name)
 
 
 # --------------------------------------------------------------------------- plain helpers
