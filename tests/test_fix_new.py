@@ -518,3 +518,33 @@ def test_write_through_a_view_goes_into_a_clone() -> None:
     assert [(c, s) for c, _, s in offered(runs)] == [("IPL001", True)]
     assert run(runs).ok
     same_values(fixed(runs, unsafe=False), runs)
+
+
+SEQUENTIAL = dedent(
+    """
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.5, inplace=True))  # <-- IPL001
+    m.{mode}()
+    x = torch.randn(3, 4)
+    m(x).pow(2).sum().backward()
+    grad = m[0].weight.grad
+    """
+)
+
+
+def test_inplace_dropout_after_an_activation_that_returns_a_new_tensor_is_safe() -> None:
+    """``nn.ReLU()`` hands the dropout a tensor nothing else holds: dropping ``inplace`` is
+    safe; in eval mode (dropout writes nothing) the fixed model computes the same."""
+    hazard = SEQUENTIAL.format(mode="train")
+    assert offered(hazard) == [("IPL001", "Use `Dropout()` without `inplace=True`", True)]
+    assert not run(hazard).ok
+    after = fixed(hazard, unsafe=False)
+    assert "nn.Dropout(0.5))  # <-- IPL001" in after
+    same_values(after, twin(hazard))
+    runs = SEQUENTIAL.format(mode="eval")
+    assert run(runs).ok
+    same_values(fixed(runs, unsafe=False), runs)
+    shared = hazard.replace("nn.ReLU()", "nn.ReLU(inplace=True)")
+    assert all(not safe for _, text, safe in offered(shared) if "Dropout" in text)

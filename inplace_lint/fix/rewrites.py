@@ -25,6 +25,7 @@ from inplace_lint.fix.tree import NEWLINE
 from inplace_lint.outofplace import (
     binary_form,
     dotted_name,
+    inplace_position,
     is_inplace_name,
     is_self,
     is_true,
@@ -398,7 +399,13 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if not isinstance(previous, cst.Call):
             return False
         short = (dotted_name(previous.func) or "").rsplit(".", 1)[-1]
-        return short in FRESH_MODULES and keyword(previous, "inplace") is None
+        if short in FRESH_MODULES and keyword(previous, "inplace") is None:
+            return True
+        # an activation with an ``inplace`` flag left off returns a new tensor (``nn.ReLU()``);
+        # dropout does not: in eval mode it hands its input back
+        if "Dropout" in short or inplace_position(short) is None:
+            return False
+        return _inplace_arg(previous, short) is None and not _flag_unknown(previous, short)
 
     def _module_call_site(self, call: cst.Call, attr: str, capable: bool) -> _Built | None:
         """``self.act(out)`` with ``self.act = nn.ReLU(inplace=True)`` in the class."""
@@ -485,3 +492,14 @@ def _inplace_arg(call: cst.Call, name: str) -> cst.Arg | None:
         return flag if is_true(flag.value) else None
     positional = positional_inplace(call, name.rsplit(".", 1)[-1])
     return positional if positional is not None and is_true(positional.value) else None
+
+
+def _flag_unknown(call: cst.Call, short: str) -> bool:
+    """The ``inplace`` flag of ``call`` is set by something other than a literal or left off
+    (``nn.ReLU(inplace=flag)``, ``nn.ReLU(*args)``), so its output may be its input."""
+    flag = keyword(call, "inplace") or positional_inplace(call, short)
+    if any(a.star for a in call.args):
+        return True
+    return flag is not None and not (
+        isinstance(flag.value, cst.Name) and flag.value.value in ("True", "False")
+    )
