@@ -191,6 +191,9 @@ def test_no_rebinding_fix_for_a_name_that_is_differentiated_against() -> None:
         ("read by a fresh op", "s = h.sum() + torch.exp(h).mean()\n", True),
         ("metadata only", "n = h.shape[0] + h.numel()\n", True),
         ("reshaped under its own name", "h = h.view(2, 2)\n", True),
+        ("an element read by a fresh op", "s = h[0] * 2 + torch.exp(-h[1:])\n", True),
+        ("an element kept under a name", "row = h[0]\n", False),
+        ("an element returned by a call", "log(h[0])\n", False),
         ("two names bound at once", "h = alias = torch.sigmoid(a)\n", False),
     ],
 )

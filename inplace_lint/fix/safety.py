@@ -342,13 +342,26 @@ class SafetyAnalysis(FixTree):
             return "use"
         if isinstance(parent, cst.NamedExpr):
             return "bind" if parent.target is name and self.is_fresh(parent.value) else None
-        if isinstance(parent, cst.Attribute) and parent.value is name:
+        if isinstance(parent, cst.Subscript) and parent.value is name:
+            holder = self.parent.get(parent)
+            if isinstance(holder, cst.AssignTarget) or (
+                isinstance(holder, cst.AugAssign) and holder.target is parent
+            ):
+                return "use"  # a write into the tensor gives it no other name
+            return self._read_is_harmless(parent, name.value)  # a view, read where it is used
+        return self._read_is_harmless(name, name.value)
+
+    def _read_is_harmless(self, node: cst.BaseExpression, name: str) -> str | None:
+        """``"use"`` when the value of ``node`` (``name``, or a view of it) is read where it
+        keeps no reference: a fresh op, a metadata query, a statement of its own."""
+        parent = self.parent.get(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
             outer = self.parent.get(parent)
             attr = parent.attr.value
             if isinstance(outer, cst.Call) and outer.func is parent:
                 if attr in _META or (attr in FRESH and keyword(outer, "out") is None):
                     return "use"
-                if self._bound_back(outer, name.value):
+                if self._bound_back(outer, name):
                     return "use"
                 if is_inplace_name(attr) and self.is_statement(outer):
                     return "use"
@@ -362,14 +375,14 @@ class SafetyAnalysis(FixTree):
             return "use"
         if isinstance(parent, cst.FormattedStringExpression):
             return "use"
-        if isinstance(parent, cst.Arg) and parent.value is name:
+        if isinstance(parent, cst.Arg) and parent.value is node:
             call = self.parent.get(parent)
             if not isinstance(call, cst.Call):
                 return None
             func = call.func
             if isinstance(func, cst.Name) and func.value in _SAFE_BUILTINS - self.aliases.keys():
                 return "use"
-            return "use" if self.is_fresh(call) or self._bound_back(call, name.value) else None
+            return "use" if self.is_fresh(call) or self._bound_back(call, name) else None
         if isinstance(parent, cst.Element):
             sequence = self.parent.get(parent)
             arg = self.parent.get(sequence) if sequence is not None else None
