@@ -8,9 +8,10 @@ then two fresh processes are timed, wall clock, from their start:
 
 - ``plain``: import the target, build, forward, ``loss.backward()`` (a seeded random
   projection of the float outputs, as the dynamic checker's default loss), torch alone;
-- ``confirm``: ``confirm_target("NAME.py::build")`` of the inplace-lint at ``--code`` (the
-  working tree by default; a pristine checkout gives the "before" figure), run twice: cold
-  (an empty static cache) and warm (its cache filled by the cold run).
+- ``confirm``: ``check(subject_for("NAME.py::build"))`` of the inplace-lint at ``--code``
+  (the working tree by default; a pristine checkout gives the "before" figure): cold (the
+  static cache off, ``--no-cache``) and warm (the cache filled by an untimed run before).
+  A checkout without the cache lints every file afresh both times.
 
 It prints, per model, the wall-clock and CPU times (user + system of the process, all
 threads: the steadier figure on a shared machine) and their ratios, whether the report is
@@ -25,7 +26,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -144,9 +144,13 @@ total.backward()
 """
 
 CONFIRM = """\
-import json, sys
-from inplace_lint.dynamic import confirm_target
-report = confirm_target({target!r})
+import inspect, json, sys
+from inplace_lint.dynamic.core import check
+from inplace_lint.dynamic.targets import subject_for
+options = {{}}
+if "cache" in inspect.signature(check).parameters:  # older checkouts lint without a cache
+    options["cache"] = {cache}
+report = check(subject_for({target!r}), **options)
 print("RESULT " + json.dumps({{
     "confirmed": [c.line() for c in report.confirmed],
     "files": len(report.files),
@@ -215,18 +219,19 @@ def measure(name: str, folder: Path, code: str, timeout: float) -> dict[str, obj
         return row
     row["plain_s"] = round(min(p[0] for p in plain), 2)
     row["plain_cpu_s"] = round(min(p[1] for p in plain), 2)
-    shutil.rmtree(folder / ".inplace-lint-cache", ignore_errors=True)
-    for label in ("cold", "warm"):
+    for label, cache in (("cold", False), ("prime", True), ("warm", True)):
         wall, cpu, output, rc = _run(
-            CONFIRM.format(target=f"{stem}.py::build"), folder, code, timeout
+            CONFIRM.format(target=f"{stem}.py::build", cache=cache), folder, code, timeout
         )
-        row[f"confirm_{label}_s"] = round(wall, 2)
-        row[f"confirm_{label}_cpu_s"] = round(cpu, 2)
         result = [line for line in output.splitlines() if line.startswith("RESULT ")]
         if not result:
             tail = output.strip().splitlines()[-1:] or ["no output"]
             row["error"] = f"confirm ({label}) failed, rc {rc}: {tail[0]}"
             return row
+        if label == "prime":  # fills the static cache; not timed
+            continue
+        row[f"confirm_{label}_s"] = round(wall, 2)
+        row[f"confirm_{label}_cpu_s"] = round(cpu, 2)
         row.update(json.loads(result[0][len("RESULT ") :]))
     for label in ("cold", "warm"):
         row[f"ratio_{label}"] = round(float(row[f"confirm_{label}_s"]) / float(row["plain_s"]), 2)

@@ -14,10 +14,13 @@
 #      are printed beside each;
 #   3. the nondeterministic-kernel probe (bench/confirm_probe.py, index_add_ atomics), 20
 #      runs on the device: the figure is the number of confirmations (must be 0);
-#   4. tools/confirm_score.py through bench/confirm_device.py on round 6 and tests/cases,
-#      every run on the device; round 6 also on the CPU of the same machine, to compare.
-# Files written to $OUT (at most 7): gpu_confirm.log (everything), targets.log, probe.log,
-# round6_cuda.log, round6_cpu.log, cases_cuda.log.
+#   4. tools/confirm_score.py through bench/confirm_device.py, every run on the device, in
+#      order of what matters most while time lasts: round 6; the silent and custom-Function
+#      cases (ipl005, ipl007); round 6 on the CPU of the same machine, to compare; the safe
+#      cases (false confirmations); the other cases. A score cut short prints nothing.
+# Files written to $OUT (8 at most): gpu_confirm.log (everything), targets.log, probe.log,
+# round6_cuda.log, cases_silent_cuda.log, round6_cpu.log, cases_safe_cuda.log,
+# cases_rest_cuda.log.
 set -u -o pipefail
 
 OUT=${OUT:-/tmp/gpu_confirm_out}
@@ -96,6 +99,16 @@ def build():
 EOF
 }
 
+score() {  # score NAME DEVICE SECONDS PATH...: tools/confirm_score.py, every run on DEVICE
+    local name=$1 device=$2 limit=$3
+    shift 3
+    local label=$device
+    [ "$device" = none ] && label=cpu
+    step "score $name on $label: $* ($(left)s left)"
+    within "$limit" "$PY" bench/confirm_device.py --device "$device" "$@" \
+        --jobs "$JOBS" --timeout 40 2>&1 | tee "$OUT/${name}_${label}.log"
+}
+
 confirm() {  # confirm ARGS...: one CLI run, its exit code printed
     echo "\$ inplace-lint confirm $*"
     within 60 "$PY" -m inplace_lint confirm "$@"
@@ -144,17 +157,11 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torc
     step "nondeterministic probe, 20 runs on $DEVICE ($(left)s left)"
     within 50 "$PY" bench/confirm_probe.py --device "$DEVICE" --runs 20 2>&1 | tee "$OUT/probe.log"
 
-    step "round 6 on $DEVICE, then without --device ($(left)s left)"
-    within 45 "$PY" bench/confirm_device.py --device "$DEVICE" bench/rounds/round6 \
-        --jobs "$JOBS" --timeout 40 2>&1 | tee "$OUT/round6_${DEVICE}.log"
-    if [ "$DEVICE" != cpu ]; then
-        within 40 "$PY" bench/confirm_device.py --device none bench/rounds/round6 \
-            --jobs "$JOBS" --timeout 40 2>&1 | tee "$OUT/round6_cpu.log"
-    fi
-
-    step "tests/cases on $DEVICE ($(left)s left)"
-    within 120 "$PY" bench/confirm_device.py --device "$DEVICE" tests/cases \
-        --jobs "$JOBS" --timeout 40 2>&1 | tee "$OUT/cases_${DEVICE}.log"
+    score round6 "$DEVICE" 50 bench/rounds/round6
+    score cases_silent "$DEVICE" 40 tests/cases/ipl005 tests/cases/ipl007
+    [ "$DEVICE" != cpu ] && score round6 none 40 bench/rounds/round6
+    score cases_safe "$DEVICE" 45 tests/cases/safe
+    score cases_rest "$DEVICE" 120 tests/cases/ipl00[1234] tests/cases/ipl00[68]
 
     step "done in ${SECONDS}s (budget ${BUDGET}s)"
     ls -la "$OUT"
