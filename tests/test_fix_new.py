@@ -315,6 +315,30 @@ def test_argument_is_cloned_at_the_top_of_the_function() -> None:
     same_values(after, twin(HELPER))
 
 
+def test_argument_written_through_a_view_is_cloned_at_the_top() -> None:
+    source = dedent(
+        """
+        import torch
+
+
+        def floor_first(x):
+            x[:, 0].clamp_(min=0.0)  # <-- IPL004
+            return x.sum(dim=1)
+
+
+        feats = torch.randn(4, 3)
+        rows = floor_first(feats)
+        total = feats.sum() + rows.sum()
+        """
+    )
+    assert offered(source) == [
+        ("IPL004", "Clone argument `x` at the top of `floor_first()`", False)
+    ]
+    after = fixed(source, unsafe=True)
+    assert "def floor_first(x):\n    x = x.clone()\n" in after
+    same_values(after, twin(source))
+
+
 def test_no_top_clone_for_an_optional_argument() -> None:
     source = HELPER.replace("def rotate(x, angle)", "def rotate(x=None, angle=1.0)")
     found = lint_source(source, "m.py")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from inplace_lint.facts.ops import load_table
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
 from inplace_lint.outofplace import is_inplace_name
@@ -26,7 +27,8 @@ class CloneRewrites(LineEdits):
 
     def written_name(self, node: cst.CSTNode) -> str | None:
         """The plain name whose tensor ``node`` (a call, an augmented or item assignment)
-        writes: ``x`` in ``x.add_(1)``, ``torch.relu_(x)``, ``x += 1``, ``x[0] = 1``."""
+        writes: ``x`` in ``x.add_(1)``, ``x[m].clamp_(0)``, ``x.view(-1).zero_()``,
+        ``torch.relu_(x)``, ``x += 1``, ``x[0] = 1``."""
         if isinstance(node, cst.Assign) and len(node.targets) == 1:
             node = node.targets[0].target
         if isinstance(node, cst.Call):
@@ -35,7 +37,7 @@ class CloneRewrites(LineEdits):
                 if self.is_torch(func.value):
                     written = node.args[0].value if node.args else None
                 else:
-                    written = func.value
+                    written = _viewed(func.value)
                 return written.value if isinstance(written, cst.Name) else None
             return None
         if isinstance(node, cst.AugAssign):
@@ -124,3 +126,20 @@ def _plain_parameter(function: cst.FunctionDef, name: str) -> cst.Param | None:
 def _defaults_to_none(param: cst.Param) -> bool:
     default = param.default
     return isinstance(default, cst.Name) and default.value == "None"
+
+
+def _viewed(receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression under items and view calls: ``x`` for ``x[m]`` or ``x.view(-1)[0]``."""
+    views = load_table().view_methods
+    while True:
+        if isinstance(receiver, cst.Subscript):
+            receiver = receiver.value
+        elif (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value in views
+            and receiver.func.attr.value != "detach"
+        ):
+            receiver = receiver.func.value
+        else:
+            return receiver
