@@ -6,6 +6,9 @@
   faster on a busy 2-core machine. Set it yourself to override.
 * Work several test modules need is done once a session: torch runs of the catalogue examples
   and their twins (``torch_runs``), libcst parses of repository files (``libcst_parse``).
+* Under pytest-xdist (``-n``, on by default in pyproject.toml) each test module runs whole on
+  one worker, and modules that share session work run on the same one (``_SHARED``), so no
+  session or module fixture is computed twice.
 * Under CI (``CI=true``) a test skipped because torch cannot be imported fails instead: the dev
   install pins torch, so a missing torch there is a broken install, not an optional extra.
 """
@@ -50,14 +53,35 @@ def _torch_skip(report: Any) -> bool:
     return bool(report.skipped) and under_ci() and TORCH_SKIP in str(report.longrepr)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+#: Modules that share a session fixture run on one xdist worker, under one group name.
+_SHARED = {
+    "test_examples_torch": "torch_runs",
+    "test_fix": "torch_runs",
+    "test_from_ast": "libcst_parse",
+    "test_reparse": "libcst_parse",
+}
+
+
+#: Modules whose tests share no module or session fixture worth keeping: their tests are
+#: spread over the workers one by one (the dynamic checker's case runs are the longest part).
+_SPREAD = {"test_dynamic"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group each test by its module (or the module's shared group) for ``--dist loadgroup``."""
+    for item in items:
+        module = Path(str(item.path)).stem
+        if module not in _SPREAD:
+            item.add_marker(pytest.mark.xdist_group(_SHARED.get(module, module)))
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
     """A module skipped for torch stays a skip (a collection error would stop the run), and
-    is counted; the session then fails (below)."""
-    report = yield
-    if _torch_skip(report):
+    is counted; the session then fails (below). Under xdist the controller sees the workers'
+    skipped collections through this hook too."""
+    if _torch_skip(report) and report.nodeid not in _TORCH_SKIPPED:
         _TORCH_SKIPPED.append(report.nodeid)
-    return report
 
 
 @pytest.hookimpl(wrapper=True)
