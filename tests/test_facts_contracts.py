@@ -138,3 +138,30 @@ def test_a_mapping_annotated_parameter_is_a_container() -> None:
         return scale(local, "w")
     """
     assert codes(source) == []
+
+
+GLOBAL_LEAF = """
+import torch
+import torch.nn.functional as F
+
+w = torch.randn(4, 4, requires_grad=True)
+{rebind}
+
+def f(x):
+    {local}h = F.relu(x @ w)
+    h.mul_(2)
+    return h
+"""
+
+
+def test_a_function_sees_a_module_level_leaf_that_requires_grad() -> None:
+    """``w`` is bound once at module level to a leaf that requires grad: inside ``f`` the
+    product with it carries grad, and ``relu`` saves its output."""
+    assert codes(GLOBAL_LEAF.format(rebind="", local="")) == [(10, "IPL001")]
+
+
+def test_a_rebound_or_local_name_is_not_taken_for_the_module_leaf() -> None:
+    # bound twice at module level: which value a call sees depends on when it runs
+    assert codes(GLOBAL_LEAF.format(rebind="w = torch.randn(4, 4)", local="")) == []
+    # bound in the function: Python makes it local there, whatever the module holds
+    assert codes(GLOBAL_LEAF.format(rebind="", local="w = torch.eye(4)\n    ")) == []

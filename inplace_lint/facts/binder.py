@@ -6,6 +6,7 @@ runs a loop body twice so that iteration k meets iteration k-1.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import libcst as cst
@@ -22,6 +23,7 @@ from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
     _is_static,
     _terminates,
+    bound_names,
     is_none,
 )
 
@@ -169,9 +171,49 @@ class Binder(AnalyzerBase):
                 return [value]
             return None
         if scope.ctx.node is not None and name in self.globals:
-            kept = [v for v in self.globals[name] if v.kind in (Kind.MODULE, Kind.OPTIMIZER)]
-            return kept or None
+            return self._global(name)
         return None
+
+    def _global(self, name: str) -> list[Value] | None:
+        """What a function sees of a module-level name: modules and optimizers; and a tensor
+        the module binds once (no function rebinds it) to a leaf that surely requires grad,
+        as a fresh value of the same kind (its versions in module code are not this call's)."""
+        kept = [v for v in self.globals[name] if v.kind in (Kind.MODULE, Kind.OPTIMIZER)]
+        if kept:
+            return kept
+        values = self.globals[name]
+        if (
+            len(values) == 1
+            and values[0].kind is Kind.TENSOR
+            and values[0].grad == 2
+            and values[0].group.leaf
+            and name not in self._rebound_globals
+            and name not in self._locals_of(self.scope.ctx.node)
+        ):
+            value = new_value(Kind.TENSOR, name, grad=2, leaf=True, sure=values[0].sure)
+            value.group.leaf = True
+            self.scope.env[name] = [value]
+            self.scope.bindings.setdefault(name, 0)
+            return [value]
+        return None
+
+    @functools.cached_property
+    def _rebound_globals(self) -> set[str]:
+        """Module-level names bound more than once, or declared ``global`` in a function."""
+        counts, declared = bound_names(self.module)
+        return {name for name, count in counts.items() if count > 1} | declared
+
+    def _locals_of(self, func: cst.FunctionDef | None) -> dict[str, int]:
+        """Names a function binds (Python makes them local in all of its body)."""
+        if func is None:
+            return {}
+        if id(func) not in self._function_locals:
+            self._function_locals[id(func)] = bound_names(func)[0]
+        return self._function_locals[id(func)]
+
+    @functools.cached_property
+    def _function_locals(self) -> dict[int, dict[str, int]]:
+        return {}
 
     def _branches(self, bodies: list[Sequence[cst.CSTNode]], guarded: bool = False) -> None:
         scope = self.scope

@@ -283,3 +283,62 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
 
     _Visitor().run(func.body)
     return names
+
+
+def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set[str]]:
+    """How often each name is bound directly in ``root`` (a module or one function body:
+    nested functions and classes are skipped), and the names its functions declare
+    ``global``."""
+    counts: dict[str, int] = {}
+    declared: set[str] = set()
+
+    class _Bindings(cst.CSTVisitor):
+        depth = 0
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.depth += node is not root
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.depth -= original_node is not root
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.depth += 1
+
+        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+            self.depth -= 1
+
+        def visit_Global(self, node: cst.Global) -> None:
+            declared.update(item.name.value for item in node.names)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._bind(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                self._bind(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._bind(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            self._bind(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            self._bind(node.name)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self._bind(node.target)
+
+        def _bind(self, target: cst.BaseExpression) -> None:
+            if self.depth:
+                return
+            if isinstance(target, cst.Name):
+                counts[target.value] = counts.get(target.value, 0) + 1
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._bind(element.value)
+            elif isinstance(target, cst.StarredElement):
+                self._bind(target.value)
+
+    root.visit(_Bindings())
+    return counts, declared
