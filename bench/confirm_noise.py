@@ -12,7 +12,7 @@ one run of the original confirms the noise. Three probes:
 * ``hazard``: the jitter probe with a real silent hazard instead (a write to a view that a
   later read sees), which must still be confirmed every time (the floor hides no real bug).
 
-    python bench/confirm_noise.py [--runs 20]
+    python bench/confirm_noise.py [--runs 20] [--device cuda]
 
 Prints, per probe, how many of the runs confirmed something. Runs the ``inplace_lint`` that
 Python imports (``PYTHONPATH=/path/to/checkout python -P ...`` scores another checkout).
@@ -38,11 +38,12 @@ class IndexPutProbe(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(16, 16)
-        self.index = torch.randint(0, 64, (200_000,), generator=torch.Generator().manual_seed(1))
+        index = torch.randint(0, 64, (200_000,), generator=torch.Generator().manual_seed(1))
+        self.register_buffer("index", index)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = self.fc(x).repeat(2_000, 1)
-        h = torch.zeros(64, 16).index_put((self.index,), rows, accumulate=True)
+        h = torch.zeros(64, 16, device=x.device).index_put((self.index,), rows, accumulate=True)
         v = h[0]
         h.add_(0.0)  # harmless: adds zero
         return h * 2 + v.sum()
@@ -59,7 +60,7 @@ class JitterProbe(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
         seed = int.from_bytes(os.urandom(4), "little")
-        noise = torch.rand(h.shape, generator=_JITTER.manual_seed(seed))
+        noise = torch.rand(h.shape, generator=_JITTER.manual_seed(seed)).to(h.device)
         h = h * (1 + 1e-4 * noise)
         v = h[0]
         if self.hazard:
@@ -69,11 +70,12 @@ class JitterProbe(nn.Module):
         return h * 2 + v.sum()
 
 
-def _confirmations(model: nn.Module, runs: int) -> tuple[int, float, list[str]]:
+def _confirmations(model: nn.Module, runs: int, device: str) -> tuple[int, float, list[str]]:
     from inplace_lint.dynamic import confirm
 
     hits, seconds, examples = 0, 0.0, []
-    x = torch.randn(100, 16, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(100, 16, generator=torch.Generator().manual_seed(0)).to(device)
+    model = model.to(device)
     for _ in range(runs):
         started = time.perf_counter()
         report = confirm(model, x)
@@ -88,13 +90,14 @@ def _confirmations(model: nn.Module, runs: int) -> tuple[int, float, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="confirm runs per probe (20)")
+    parser.add_argument("--device", default="cpu", help="where the probes run (cpu; cuda)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(2)
     import inplace_lint
 
     print(f"inplace_lint from {os.path.dirname(inplace_lint.__file__)}; torch {torch.__version__}")
-    print(f"threads {torch.get_num_threads()}; {args.runs} runs per probe")
+    print(f"device {args.device}; threads {torch.get_num_threads()}; {args.runs} runs per probe")
     probes = [
         ("index_put (harmless site)", IndexPutProbe(), False),
         ("jitter 1e-4 (harmless site)", JitterProbe(), False),
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     bad = False
     for name, model, hazard in probes:
-        hits, mean, examples = _confirmations(model, args.runs)
+        hits, mean, examples = _confirmations(model, args.runs, args.device)
         what = "confirmed (must be all)" if hazard else "false confirmations (must be 0)"
         print(f"{name:<34} {what}: {hits}/{args.runs}; {mean:.2f} s per confirm")
         for example in examples if not hazard else []:
