@@ -11,17 +11,21 @@ mechanical rewrite, returns the finding with a :class:`~inplace_lint.finding.Fix
   ``True`` becomes ``False``; a statement ``F.relu(x, inplace=True)`` becomes ``x = F.relu(x)``;
 * ``torch.mul(h, 2, out=h)`` as a statement -> ``h = torch.mul(h, 2)``;
 * ``x[i] = v`` on a plain name -> ``x = x.clone()`` inserted before the statement;
-* in a custom ``backward`` (IPL005), ``g = g.clone()`` before the first in-place write to ``g``.
+* in a custom ``backward`` (IPL005), ``g = g.clone()`` before the first in-place write to ``g``;
+* the newer rewrites of :mod:`.grad_mode` (IPL003: ``no_grad`` / ``nn.init``), :mod:`.bypass`
+  (IPL007), :mod:`.reorder` (the optimizer step), :mod:`.clones` (IPL004 and ``forward``) and
+  :mod:`.elements` (container items, views, grad calls); each module states its safety.
 
 No fix rebinds a name that ``torch.autograd.grad`` or ``backward(inputs=...)`` differentiates
-against: the grad call would then get a tensor outside the graph.
+against after the write: the grad call would then get a tensor outside the graph.
 
 A fix is *safe* when it cannot change what correct code computes. Only IPL001 rewrites (and
 IPL005 clones) can be: IPL002, IPL004 and IPL006 exist because another name sees the write, so
 removing it changes what that name reads. An IPL001 rewrite is safe only when the written name
 is a local whose every earlier binding is a fresh tensor and whose earlier uses create no alias
-(no view, no container, no call that might keep it, no closure), outside ``no_grad``. IPL003,
-IPL007 and IPL008 carry no fix. This package never imports the code it reads, nor torch.
+(no view, no container, no call that might keep it, no closure), outside ``no_grad``. An
+IPL003 ``no_grad`` / ``nn.init`` fix is safe in init-like code. This package never imports
+the code it reads, nor torch.
 
 Rooms: :mod:`.tree` (positions, parent links, imports of one module), :mod:`.safety` (whether
 a rewrite can change what correct code computes), :mod:`.rewrites` (the edits of each
