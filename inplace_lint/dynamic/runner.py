@@ -77,7 +77,9 @@ class Subject:
         guard = self.__dict__.get("_guard")
         if guard is None:
             fresh = self.path if hasattr(self, "source") else None  # re-executed each run
-            guard = self._guard = StateGuard(fresh, getattr(self, "target", None))
+            # a model given with its inputs runs as a deep copy: only a step reaches state
+            step = getattr(self, "target", None) if getattr(self, "is_step", False) else None
+            guard = self._guard = StateGuard(fresh, step)
         guard.capture()
         try:
             yield

@@ -102,11 +102,12 @@ class StateGuard:
     def restore(self) -> None:
         """Put every captured value, gradient and optimizer state back."""
         with torch.no_grad():
+            # always copied back: a write through ``.data`` moves no version to tell by
             for tensor, value, grad in self.tensors.values():
                 try:
                     if tensor.shape == value.shape and not tensor.is_inference():
                         tensor.copy_(value)
-                    if tensor.is_leaf:
+                    if tensor.is_leaf and (grad is not None or tensor.grad is not None):
                         tensor.grad = None if grad is None else grad.clone()
                 except RuntimeError:
                     continue
