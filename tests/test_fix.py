@@ -306,6 +306,45 @@ def test_a_module_chain_under_one_name_stays_a_fresh_local(relu: str, safe: bool
         assert run_example(result.after).ok
 
 
+LOOP = textwrap.dedent(
+    """\
+    import torch
+
+    a = torch.randn(3, 4, requires_grad=True)
+    kept = []
+    {bind_outside}
+    for i in range(3):
+        {bind_inside}
+        y[0] = y[0] * 2
+        kept.append(y.view(-1))
+    torch.cat(kept).sum().backward()
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("outside", "inside", "safe"),
+    [
+        ("", "y = a[i].sigmoid()", True),  # each iteration binds a new tensor first
+        ("y = a[0].sigmoid()", "pass", False),  # the next iteration writes the kept tensor
+    ],
+)
+def test_a_use_after_the_write_in_a_loop_counts_unless_the_loop_renews_the_name(
+    outside: str, inside: str, safe: bool
+) -> None:
+    """yolov5's Detect: ``y = x[i].sigmoid()``, writes into ``y``, then ``z.append(y.view())``
+    in the same loop body; the append reaches the next write only when nothing rebinds ``y``
+    in between."""
+    source = LOOP.format(bind_outside=outside, bind_inside=inside)
+    found = [(f.code, f.fix.safe) for f in lint_source(source, "m.py") if f.fix is not None]
+    assert found == [("IPL001", safe)]
+    if safe:
+        after = fix_text(source, "m.py", unsafe=False).after
+        assert "    y = y.clone()\n    y[0] = y[0] * 2\n" in after
+        before, fixed = run_example(source), run_example(after)
+        assert not before.ok and fixed.ok
+
+
 # --------------------------------------------------------------------------- the catalogue
 
 

@@ -266,6 +266,7 @@ class SafetyAnalysis(FixTree):
                 return False
         here = self.pos[site].start
         loops = [self.pos[a] for a in self.ancestors(site) if isinstance(a, cst.For | cst.While)]
+        renewed = self._renewed_in_loop(name, site)
         site_nodes = set(_walk(site))
         bound_before = False
         names, declared = self._scope_index(scope)
@@ -285,11 +286,48 @@ class SafetyAnalysis(FixTree):
             looped = any(_inside(where, loop) for loop in loops)
             if not (earlier or looped):
                 continue
+            if not earlier and renewed is not None and _inside(where, renewed):
+                continue  # the next iteration binds a fresh tensor before it reaches the site
             verdict = self._use_is_harmless(node)
             if verdict is None:
                 return False
             bound_before = bound_before or (verdict == "bind" and earlier)
         return bound_before
+
+    def _renewed_in_loop(self, name: str, site: cst.CSTNode) -> CodeRange | None:
+        """The innermost loop around ``site`` when every path from its top to ``site`` runs
+        ``name = <fresh tensor>`` first (a statement before ``site``'s, in a block that holds
+        it); None otherwise."""
+        node: cst.CSTNode = site
+        for parent in self.ancestors(site):
+            if isinstance(parent, cst.For | cst.While):
+                return None
+            if isinstance(parent, cst.IndentedBlock | cst.Module):
+                index = next((i for i, s in enumerate(parent.body) if s is node), 0)
+                before = parent.body[:index]
+                if any(self._binds_fresh(statement, name) for statement in before):
+                    loop = next(
+                        (a for a in self.ancestors(parent) if isinstance(a, cst.For | cst.While)),
+                        None,
+                    )
+                    return self.pos.get(loop) if loop is not None else None
+            if isinstance(parent, SCOPES):
+                return None
+            node = parent
+        return None
+
+    def _binds_fresh(self, statement: cst.CSTNode, name: str) -> bool:
+        """``statement`` is ``name = <fresh tensor>`` (one small statement, one target)."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        assign = statement.body[0]
+        return (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and assign.targets[0].target.value == name
+            and self.is_fresh(assign.value)
+        )
 
     def _scope_index(self, scope: cst.CSTNode) -> ScopeIndex:
         """The ``Name`` nodes of a scope by name (with whether they sit in a nested scope) and
