@@ -22,6 +22,9 @@ so the pristine tree is measured with::
     cd /work/base16 && PYTHONPATH=/work/base16 /work/main/.venv/bin/python -P \\
         /work/main/bench/fix_roundtrip.py
 
+Each folder's log line gives the CLI's summary, its standard error (fixes that failed
+verification) and how many files a second ``--fix`` would change (it must be 0).
+
 Options: ``--jobs N`` torch worker processes (default 1), ``-v`` one line per case that is
 not repaired (or changed behaviour), ``FOLDER...`` other case folders.
 """
@@ -120,9 +123,11 @@ def fix_folder(folder: Path, name: str, log: list[str]) -> list[Case]:
             done = _cli(["check", "--fix", *extra, str(copies[kind])])
             tail = [line for line in done.stderr.splitlines() if line.strip()]
             summary = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
+            again = _cli(["check", "--diff", *extra, str(copies[kind])])
+            second = sum(line.startswith("--- a/") for line in again.stdout.splitlines())
             log.append(
                 f"{name} --fix{' --unsafe-fixes' if extra else ''}: "
-                + " | ".join([*summary, *tail[-3:]])
+                + " | ".join([*summary, *tail[-3:], f"a second run would change {second} files"])
             )
         for case in cases:
             relative = (ROOT / case.origin).resolve().relative_to(folder.resolve()).as_posix()
