@@ -165,3 +165,29 @@ def test_a_rebound_or_local_name_is_not_taken_for_the_module_leaf() -> None:
     assert codes(GLOBAL_LEAF.format(rebind="w = torch.randn(4, 4)", local="")) == []
     # bound in the function: Python makes it local there, whatever the module holds
     assert codes(GLOBAL_LEAF.format(rebind="", local="w = torch.eye(4)\n    ")) == []
+
+
+SEQUENTIAL_FROM_LIST = """
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.5, inplace=True), nn.Linear(8, 2)]
+        {change}self.main = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.main(x)
+"""
+
+
+def test_a_sequential_unpacking_a_fixed_literal_list_is_a_chain() -> None:
+    assert codes(SEQUENTIAL_FROM_LIST.format(change="")) == [(9, "IPL001")]
+
+
+def test_a_list_changed_before_the_unpacking_is_not_taken_as_written() -> None:
+    # ``layers.pop(2)`` drops the dropout: the list no longer says what the chain holds
+    assert codes(SEQUENTIAL_FROM_LIST.format(change="layers.pop(2)\n        ")) == []
+    assert codes(SEQUENTIAL_FROM_LIST.format(change="layers[2] = nn.Identity()\n        ")) == []

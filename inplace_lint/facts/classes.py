@@ -68,9 +68,14 @@ class ModuleResolver:
         self.classes = classes
 
     def spec(
-        self, expr: cst.BaseExpression, defaults: dict[str, cst.BaseExpression] | None = None
+        self,
+        expr: cst.BaseExpression,
+        defaults: dict[str, cst.BaseExpression] | None = None,
+        lists: dict[str, tuple[cst.BaseExpression, ...]] | None = None,
     ) -> ModuleSpec | None:
-        """The module built by ``expr``, or None if it does not build a module."""
+        """The module built by ``expr``, or None if it does not build a module.
+
+        ``lists``: names of fixed literal lists, for a container built from ``*name``."""
         if isinstance(expr, cst.IfExp):
             body = self.spec(expr.body, defaults)
             other = self.spec(expr.orelse, defaults)
@@ -100,7 +105,8 @@ class ModuleResolver:
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
         if qualname in _CONTAINERS:
-            return ModuleSpec(qualname=qualname, node=expr, elements=self._elements(expr))
+            elements = self._elements(expr, lists or {})
+            return ModuleSpec(qualname=qualname, node=expr, elements=elements)
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
@@ -191,12 +197,17 @@ class ModuleResolver:
                 return [candidate]
         return []
 
-    def _elements(self, call: cst.Call) -> tuple[ModuleSpec, ...] | None:
+    def _elements(
+        self, call: cst.Call, lists: dict[str, tuple[cst.BaseExpression, ...]]
+    ) -> tuple[ModuleSpec, ...] | None:
         members: list[cst.BaseExpression] = []
         for arg in call.args:
+            value = arg.value
+            if arg.star == "*" and isinstance(value, cst.Name) and value.value in lists:
+                members.extend(lists[value.value])
+                continue
             if arg.star:
                 return None
-            value = arg.value
             if isinstance(value, cst.Call) and dotted_name(value.func) in (
                 "OrderedDict",
                 "collections.OrderedDict",

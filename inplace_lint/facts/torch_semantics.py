@@ -12,6 +12,7 @@ from inplace_lint.facts.classes import (
     global_pool,
     literal_bool,
 )
+from inplace_lint.facts.fixed_lists import fixed_lists
 from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
@@ -32,6 +33,7 @@ from inplace_lint.facts.syntax import (
     _indices_only,
     short_name,
 )
+from inplace_lint.facts.walk import own_nodes
 
 
 class TorchSemantics(AnalyzerBase):
@@ -353,13 +355,28 @@ class TorchSemantics(AnalyzerBase):
         self.facts.clamp_calls.append(event)
 
     def _note_sequentials(self, calls: list[cst.Call]) -> None:
-        """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists."""
+        """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists, in the
+        call or in a fixed literal list it unpacks (``nn.Sequential(*layers)``)."""
+        lists: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] | None = None
         for node in calls:
             if self.imports.qualify(node.func) != "torch.nn.Sequential":
                 continue
-            spec = self.resolver.spec(node)
+            if lists is None and any(arg.star == "*" for arg in node.args):
+                lists = self._fixed_lists_by_call()
+            spec = self.resolver.spec(node, lists=(lists or {}).get(id(node)))
             if spec is not None and spec.elements:
                 self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
+
+    def _fixed_lists_by_call(self) -> dict[int, dict[str, tuple[cst.BaseExpression, ...]]]:
+        """For each call inside a function: that function's fixed literal lists."""
+        out: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] = {}
+        for func in self._defs:
+            lists = fixed_lists(func)
+            if lists:
+                for node in own_nodes(func):
+                    if type(node) is cst.Call:
+                        out[id(node)] = lists
+        return out
 
 
 def _inplace_mode(info: OpInfo | None, args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
