@@ -209,22 +209,42 @@ def _try_round(text: str, chosen: list[Finding], lint: Lint) -> _Round | str:
     return _Round(new_text, new_findings, move)
 
 
-def verify(text: str, findings: Sequence[Finding], chosen: list[Finding], lint: Lint) -> str | None:
+def verify(
+    text: str,
+    findings: Sequence[Finding],
+    chosen: list[Finding],
+    lint: Lint,
+    unsafe: bool | None = None,
+) -> str | None:
     """Why applying the fixes of ``chosen`` together to ``text`` fails verification, or None.
 
     A verified fix leaves a text that parses and is analysed, in which the fixed findings are
     gone and no finding is left that ``findings`` (the text's own) did not hold; a second run
     then finds nothing of it to fix. A finding the fix uncovers (one an earlier write hid:
-    only the first write to a saved tensor is reported) counts as added unless its own fixes,
-    of the same safety, take it away in further rounds, as ``--fix`` would apply them.
+    only the first write to a saved tensor is reported) counts as added unless its own fixes
+    take it away in further rounds, as ``--fix`` would apply them: safe ones only, unless
+    ``unsafe`` (default: when one of ``chosen`` is unsafe).
     """
+    outcome = _verified_round(text, findings, chosen, lint, unsafe)
+    return outcome if isinstance(outcome, str) else None
+
+
+def _verified_round(
+    text: str,
+    findings: Sequence[Finding],
+    chosen: list[Finding],
+    lint: Lint,
+    unsafe: bool | None = None,
+) -> _Round | str:
+    """:func:`verify`, returning the round that applies ``chosen`` when it passes."""
     outcome = _try_round(text, chosen, lint)
     if isinstance(outcome, str):
         return outcome
     fixed = {_key(f) for f in chosen}
     kept = {outcome.move(_key(f)) for f in findings if _key(f) not in fixed}
-    unsafe = any(f.fix is not None and not f.fix.safe for f in chosen)
-    return _absorbs(outcome, kept, unsafe, lint)
+    if unsafe is None:
+        unsafe = any(f.fix is not None and not f.fix.safe for f in chosen)
+    return _absorbs(outcome, kept, unsafe, lint) or outcome
 
 
 def _absorbs(outcome: _Round, kept: set[_Key], unsafe: bool, lint: Lint) -> str | None:
@@ -268,14 +288,16 @@ def verified(
     *,
     lint: Lint | None = None,
     only: Collection[Finding] | None = None,
+    together: bool = False,
 ) -> tuple[list[Finding], list[Dropped]]:
-    """``findings`` of ``text`` where every fix that fails :func:`verify` is taken off.
+    """``findings`` of ``text`` where every fix that fails :func:`verify` by itself (as an
+    editor's quick fix applies it) is taken off.
 
-    The fixes that touch no other are first tried together (one more analysis of the file);
-    when that round fails, or for a fix that overlaps another, each is tried alone, which is
-    also what an editor's quick fix applies. ``lint`` analyses a text (default:
-    ``lint_source`` with ``codes``); the language server passes one that reuses its parse.
-    ``only`` limits the check to those findings (the others keep their fixes as they are).
+    ``lint`` analyses a text (default: ``lint_source`` with ``codes``); the language server
+    passes one that reuses its parse. ``only`` limits the check to those findings (the others
+    keep their fixes as they are). ``together`` first tries the fixes that touch no other in
+    one round and keeps them all when it passes (one analysis instead of one per fix: the
+    language server's cheaper check before it publishes; its quick fixes are checked alone).
     """
     fixable = [f for f in findings if f.fix is not None and (only is None or f in only)]
     if not fixable:
@@ -284,9 +306,9 @@ def verified(
         enabled = frozenset(codes) if codes is not None else None
         lint = functools.partial(_lint_text, path=path, codes=enabled)
     good: set[int] = set()
-    together = _disjoint(fixable, text)
-    if len(together) > 1 and verify(text, findings, together, lint) is None:
-        good = {id(f) for f in together}
+    batch = _disjoint(fixable, text) if together else []
+    if len(batch) > 1 and verify(text, findings, batch, lint) is None:
+        good = {id(f) for f in batch}
     reasons: dict[int, str] = {}
     for finding in fixable:
         if id(finding) not in good:
@@ -330,26 +352,36 @@ def _identity(finding: Finding) -> tuple[str, str, str]:
     return (finding.code, finding.fix.description, finding.message)
 
 
-def _one_round(
-    current: str,
-    chosen: list[Finding],
+def _passing(
+    text: str,
+    findings: list[Finding],
+    candidates: list[Finding],
     lint: Lint,
     rejected: dict[tuple[str, str, str], str],
-) -> tuple[_Round | None, list[Finding]]:
-    """Apply ``chosen`` together, else the first that works alone; each that fails alone is
-    rejected with its reason. The round and the findings it fixed."""
-    outcome = _try_round(current, chosen, lint)
-    if not isinstance(outcome, str):
-        return outcome, chosen
-    if len(chosen) == 1:
-        rejected[_identity(chosen[0])] = outcome
-        return None, []
-    for finding in chosen:
-        alone = _try_round(current, [finding], lint)
-        if not isinstance(alone, str):
-            return alone, [finding]
-        rejected[_identity(finding)] = alone
-    return None, []
+    unsafe: bool,
+) -> dict[int, _Round]:
+    """The candidates whose fix passes verification by itself, each with the round it makes
+    (by ``id``); the others are rejected with the reason."""
+    rounds: dict[int, _Round] = {}
+    for finding in candidates:
+        outcome = _verified_round(text, findings, [finding], lint, unsafe)
+        if isinstance(outcome, str):
+            rejected[_identity(finding)] = outcome
+        else:
+            rounds[id(finding)] = outcome
+    return rounds
+
+
+def _one_round(
+    current: str, chosen: list[Finding], rounds: dict[int, _Round], lint: Lint
+) -> tuple[_Round, list[Finding]]:
+    """Apply the verified fixes of ``chosen`` together, else the first by itself. The round
+    and the findings it fixed."""
+    if len(chosen) > 1:
+        outcome = _try_round(current, chosen, lint)
+        if not isinstance(outcome, str):
+            return outcome, chosen
+    return rounds[id(chosen[0])], chosen[:1]
 
 
 def fix_text(
@@ -375,10 +407,9 @@ def fix_text(
     checkpoint = (current, findings, 0, original)
     for _ in range(MAX_ROUNDS):
         candidates = [f for f in findings if applicable(f, unsafe) and _identity(f) not in rejected]
-        chosen = _disjoint(candidates, current)
-        outcome, done = _one_round(current, chosen, lint, rejected) if chosen else (None, [])
-        if outcome is None and chosen:
-            continue
+        rounds = _passing(current, findings, candidates, lint, rejected, unsafe)
+        chosen = _disjoint([f for f in candidates if id(f) in rounds], current)
+        outcome, done = _one_round(current, chosen, rounds, lint) if chosen else (None, [])
         if outcome is None:  # nothing left to try: settle, undoing fixes that uncovered more
             if len(applied) == checkpoint[2]:
                 break
@@ -399,7 +430,10 @@ def fix_text(
 
 
 def _settle(
-    text: str, findings: list[Finding], rejected: dict[tuple[str, str, str], str], lint: Lint
+    text: str,
+    findings: list[Finding],
+    rejected: dict[tuple[str, str, str], str],
+    lint: Lint,
 ) -> tuple[list[Finding], list[Dropped]]:
     """The remaining findings with verified fixes only: a rejected fix is dropped with its
     reason, any other (an unsafe fix held back, one never tried) is verified now."""

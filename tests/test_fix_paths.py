@@ -153,8 +153,8 @@ def test_json_carries_the_same_edit_that_fix_writes(tmp_path: Path) -> None:
 
 
 #: A real fix that fails verification: writing ``t = t.relu()`` instead of through ``.data``
-#: (IPL007) uncovers the caller's tensor being written by ``t[0].add_`` (IPL004), which has no
-#: fix; the fix is therefore offered nowhere.
+#: (IPL007) makes ``t[0].add_`` write the output ``relu`` saved (IPL001), which has no fix; the
+#: fix is therefore offered nowhere.
 UNVERIFIABLE = textwrap.dedent(
     """\
     import torch
@@ -193,7 +193,7 @@ def test_a_fix_that_fails_verification_is_offered_nowhere_on_the_command_line(
     assert text.stdout.splitlines()[-1] == "Found 1 finding."  # nothing "fixable"
     diff = _cli(tmp_path, "--diff", "--unsafe-fixes", "block.py")
     assert (diff.returncode, diff.stdout) == (0, "")
-    assert diff.stderr.startswith(DROPPED) and "it uncovers a finding" in diff.stderr
+    assert diff.stderr.startswith(DROPPED) and "it would add a finding (IPL00" in diff.stderr
     assert (tmp_path / "block.py").read_text() == UNVERIFIABLE
 
 
@@ -285,3 +285,63 @@ def test_a_clone_that_cannot_help_is_dropped_as_in_timm_fasternet() -> None:
     torch = pytest.importorskip("torch")
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         exec(compile(source, "fasternet.py", "exec"), {"__name__": "__main__", "torch": torch})
+
+
+#: The IPL004 clone verifies only after the IPL007 rewrite (alone it adds an IPL004 where the
+#: ``.data`` write was): reports and the editor offer the IPL007 fix only; ``--fix`` then
+#: fixes both, the second in a later round, verified on the text the first one left.
+ONE_AFTER_THE_OTHER = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def forward(self, t):
+            t.data.relu_()
+            with torch.no_grad():
+                t[0] = 0.0
+            v = t.t()
+            return t
+
+
+    w = torch.randn(4, 4, requires_grad=True)
+    out = Block()(w)
+    """
+)
+
+
+def test_only_fixes_that_verify_by_themselves_are_offered() -> None:
+    found = lint_source(ONE_AFTER_THE_OTHER, "block.py")
+    assert [(f.code, f.fix is not None) for f in found] == [("IPL007", True), ("IPL004", True)]
+    offered, dropped = verified(ONE_AFTER_THE_OTHER, "block.py", found)
+    assert [(f.code, f.fix is not None) for f in offered] == [("IPL007", True), ("IPL004", False)]
+    assert [d.finding.code for d in dropped] == ["IPL004"]
+    result = fix_text(ONE_AFTER_THE_OTHER, "block.py", unsafe=True)
+    assert [f.line for f in result.applied] == [7, 9]  # the `.data` write, then `t[0] = 0.0`
+    assert result.remaining == [] and "            t = t.clone()\n" in result.after
+
+
+@in_module_loop
+async def test_the_editor_offers_a_quick_fix_only_if_it_verifies_by_itself(
+    server: Client, tmp_path: Path
+) -> None:
+    uri = (tmp_path / "block.py").as_uri()
+    diagnostics = await _diagnostics(server, uri, 1, _open(server, uri, ONE_AFTER_THE_OTHER))
+    titles = {}
+    for diagnostic in diagnostics:
+        actions = await server.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=diagnostic.range,
+                context=types.CodeActionContext(diagnostics=[diagnostic]),
+            )
+        )
+        titles[str(diagnostic.code)] = [a.title for a in actions or []]
+    assert titles == {
+        "IPL007": [
+            "Fix IPL007: Write `t = t.relu(...)` so autograd sees it",
+            "Add `# noqa: IPL007`",
+        ],
+        "IPL004": ["Add `# noqa: IPL004`"],
+    }

@@ -77,7 +77,7 @@ class FixVerdicts:
         unknown = [f for f in findings if f.fix is not None and keys[id(f)] not in self._kept]
         reasons: dict[int, str] = {}
         if unknown:
-            _, dropped = verified(text, path, findings, lint=lint, only=unknown)
+            _, dropped = verified(text, path, findings, lint=lint, only=unknown, together=True)
             reasons = {id(d.finding): d.reason for d in dropped}
             if len(self._kept) > _LIMIT:
                 self._kept.clear()
