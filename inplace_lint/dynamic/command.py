@@ -6,6 +6,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
@@ -25,9 +26,14 @@ TARGET forms:
 
 Output: one line per confirmed hazard (path:line:col: CODE confirmed: evidence), then the
 status of every static finding in the files the run executed: confirmed, not confirmed (it
-ran and matched its out-of-place twin) or not reached.
-Exit codes: 0 nothing confirmed, 1 a hazard confirmed, 2 bad input (a target that cannot be
-imported or built, or a run that fails without an in-place cause).
+ran and its out-of-place twin matched, within tolerance and the run-to-run noise),
+inconclusive (it ran, but the runs cannot decide: the twin raises too, could not be built,
+or there was nothing to compare; a script leaves its tensors at module level, or use
+file.py::name) or not reached.
+Exit codes: 0 nothing confirmed (inconclusive findings included), 1 a hazard confirmed (even
+when another target failed), 2 bad input and nothing confirmed (a target that cannot be
+imported or built, a run that fails without an in-place cause, a target past --timeout, or a
+--device that is not available).
 """
 
 
@@ -59,7 +65,31 @@ def _parser() -> _Parser:
     parser.add_argument(
         "--confirmed-only", action="store_true", help="print confirmed hazards only"
     )
+    parser.add_argument(
+        "--device",
+        help="run every target on this torch device (cuda, cuda:1, cpu); default: where the "
+        "target puts itself",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="give up on a target after SECONDS of wall-clock time (exit 2); default: none",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="lint the files it ran without the static cache"
+    )
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
 
 
 def _error(message: str) -> None:
@@ -67,7 +97,8 @@ def _error(message: str) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Run ``confirm``; 0 nothing confirmed, 1 confirmed, 2 bad input. Never a traceback."""
+    """Run ``confirm``; 1 confirmed (in any target), else 2 bad input, else 0. Never a
+    traceback."""
     try:
         ns = _parser().parse_args(list(argv))
     except _Usage as exc:
@@ -82,10 +113,7 @@ def main(argv: Sequence[str]) -> int:
             "confirm needs torch: pip install torch (or, from the clone, pip install '.[dynamic]')"
         )
         return 2
-    from inplace_lint.dynamic.core import check
     from inplace_lint.dynamic.graph import write_graphs
-    from inplace_lint.dynamic.runner import BadInput
-    from inplace_lint.dynamic.targets import subject_for
 
     codes = None
     if ns.select:
@@ -96,19 +124,20 @@ def main(argv: Sequence[str]) -> int:
         except ConfigError as exc:
             _error(str(exc))
             return 2
+    device = None
+    if ns.device:
+        from inplace_lint.dynamic.device import DeviceError, resolve
+
+        try:
+            device = resolve(ns.device)
+        except DeviceError as exc:
+            _error(str(exc))
+            return 2
     confirmed = failed = False
     reports = []
     for target in ns.targets:
-        try:
-            report = check(subject_for(target, ns.seed), graph=bool(ns.graph), codes=codes)
-        except BadInput as exc:
-            _error(str(exc))
-            failed = True
-            continue
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # a broken target must never show our traceback
-            _error(f"{target}: {type(exc).__name__}: {exc}")
+        report = _one(target, ns, codes, device)
+        if report is None:
             failed = True
             continue
         reports.append(report)
@@ -121,9 +150,46 @@ def main(argv: Sequence[str]) -> int:
         note = write_graphs(reports, ns.graph)
         if note:
             print(f"inplace-lint: {note}", file=sys.stderr)
-    if failed:
-        return 2
-    return 1 if confirmed else 0
+    if confirmed:  # a hazard found in one target is never hidden by another's bad input
+        return 1
+    return 2 if failed else 0
+
+
+def _one(target: str, ns: argparse.Namespace, codes: list[str] | None, device: Any) -> Any:
+    """One target's report, or None after its one-line error (bad input, timeout, crash)."""
+    from inplace_lint.dynamic.core import check
+    from inplace_lint.dynamic.limits import TargetTimeout
+    from inplace_lint.dynamic.progress import Progress
+    from inplace_lint.dynamic.runner import BadInput
+    from inplace_lint.dynamic.targets import subject_for
+    from inplace_lint.terminal import progress_wanted
+
+    progress = Progress(target, progress_wanted(quiet=False))
+    try:
+        return check(
+            subject_for(target, ns.seed),
+            graph=bool(ns.graph),
+            codes=codes,
+            device=device,
+            timeout=ns.timeout,
+            phase=progress.phase,
+            cache=not ns.no_cache,
+        )
+    except BadInput as exc:
+        progress.close()
+        _error(str(exc))
+    except TargetTimeout as exc:
+        progress.close()
+        _error(f"{target}: {exc} (--timeout {ns.timeout:g}); nothing is reported for it")
+    except KeyboardInterrupt:
+        progress.close()
+        raise
+    except BaseException as exc:  # a broken target must never show our traceback
+        progress.close()
+        _error(f"{target}: {type(exc).__name__}: {exc}")
+    finally:
+        progress.close()
+    return None
 
 
 def _expand(codes: list[str]) -> list[str]:

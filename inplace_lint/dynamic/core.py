@@ -7,24 +7,28 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
 
-from inplace_lint.checks import PARSE_ERROR, code_for_evidence
-from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
+import torch
+
+from inplace_lint.checks import code_for_evidence
+from inplace_lint.dynamic.device import on_device
 from inplace_lint.dynamic.fxroute import FxRoute, prepare
+from inplace_lint.dynamic.limits import deadline
 from inplace_lint.dynamic.passa import VERSION_ERROR, Hit
+from inplace_lint.dynamic.reference import Difference, Reference, judge_twin, measure
 from inplace_lint.dynamic.report import (
     CONFIRMED,
+    INCONCLUSIVE,
     NOT_CONFIRMED,
     NOT_REACHED,
     Confirmed,
     Report,
     Status,
 )
-from inplace_lint.dynamic.runner import BadInput, Outcome, Subject, _describe, compare, run
+from inplace_lint.dynamic.runner import BadInput, Outcome, Subject, _describe, run
 from inplace_lint.dynamic.sites import Site, traceback_sites
-from inplace_lint.engine import lint_path
+from inplace_lint.dynamic.static import lint_reached, reached_files
 from inplace_lint.finding import Finding
 
 __all__ = ["check"]
@@ -44,24 +48,12 @@ def _code_for_error(message: str) -> str:
     return code_for_evidence("autograd-error")
 
 
-def _display(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith(".." + os.sep) else relative
+#: Told what the check does now (``progress.Progress.phase``); the CLI draws it.
+Phase = Callable[[str], None]
 
 
-def _lint(files: list[str], codes: Iterable[str] | None) -> list[Finding]:
-    found: list[Finding] = []
-    for file in files:
-        if codes is not None:
-            config = Config(select=tuple(codes))
-        else:
-            try:
-                config = load_config(find_pyproject(Path(file)))
-            except ConfigError:
-                config = Config()
-        result = lint_path(Path(file), _display(file), config)
-        found.extend(f for f in result.findings if f.code != PARSE_ERROR)
-    return found
+def _quiet(text: str) -> None:
+    pass
 
 
 class _Index:
@@ -90,16 +82,37 @@ class _Index:
         return Site(self.absolute[id(finding)], finding.line, finding.column)
 
 
-def check(subject: Subject, graph: bool = False, codes: Iterable[str] | None = None) -> Report:
-    """Confirm or refute in-place hazards for one subject; raises ``BadInput``."""
+def check(
+    subject: Subject,
+    graph: bool = False,
+    codes: Iterable[str] | None = None,
+    *,
+    device: torch.device | None = None,
+    timeout: float | None = None,
+    phase: Phase = _quiet,
+    cache: bool = True,
+) -> Report:
+    """Confirm or refute in-place hazards for one subject; raises ``BadInput``.
+
+    ``device``: every run (pass A, twins, the ``torch.fx`` route) on it, as torch's default
+    device (``device.on_device``). ``timeout``: wall-clock seconds for the whole subject;
+    past it ``limits.TargetTimeout`` is raised. ``cache``: use the static per-file cache.
+    """
+    with deadline(timeout), on_device(device):
+        return _check(subject, graph, codes, phase, cache)
+
+
+def _check(
+    subject: Subject, graph: bool, codes: Iterable[str] | None, phase: Phase, cache: bool
+) -> Report:
     started = time.perf_counter()
     report = Report(subject.label)
+    phase("running it with pass A")
     base = run(subject, detect=True, cover=True)
-    files = sorted(f for f in base.files if f.endswith(".py") and os.path.isfile(f))
-    if subject.path is not None and subject.path not in files and os.path.isfile(subject.path):
-        files.insert(0, subject.path)
+    files = reached_files(base.lines, subject.path)
     report.files = files
-    index = _Index(_lint(files, codes))
+    phase(f"linting {len(files)} file(s) it ran")
+    index = _Index(lint_reached(files, codes, cache))
     confirmed: dict[int, Confirmed] = {}  # by id(finding); -1 - n for unmatched ones
     extra: list[Confirmed] = []
 
@@ -127,7 +140,7 @@ def check(subject: Subject, graph: bool = False, codes: Iterable[str] | None = N
         evidence = f"the run raises {message}"
         if inplace and where and confirm(where[0], "", evidence, "raises", "autograd error"):
             explained = True
-        fixed = _twins(subject, index, candidates, base, confirmed, report)
+        fixed = _twins(subject, index, candidates, base, confirmed, report, phase)
         explained = explained or fixed
         if not explained and inplace and where:
             code = _code_for_error(str(error))
@@ -137,13 +150,16 @@ def check(subject: Subject, graph: bool = False, codes: Iterable[str] | None = N
             at = f" at {where[0].short()}" if where else ""
             raise BadInput(f"{subject.label}: the run raised {message}{at}; no in-place cause")
     else:
-        _twins(subject, index, candidates, base, confirmed, report)
+        _twins(subject, index, candidates, base, confirmed, report, phase)
 
     report.confirmed = list(confirmed.values()) + extra
     details = getattr(report, "_details", {})
+    unsure = getattr(report, "_inconclusive", set())
     for finding in index.findings:
         if id(finding) in confirmed:
             status = Status(finding, CONFIRMED, confirmed[id(finding)].how)
+        elif index.reached(finding, base.lines) and id(finding) in unsure:
+            status = Status(finding, INCONCLUSIVE, details.get(id(finding), ""))
         elif index.reached(finding, base.lines):
             status = Status(finding, NOT_CONFIRMED, details.get(id(finding), "ran"))
         else:
@@ -152,9 +168,30 @@ def check(subject: Subject, graph: bool = False, codes: Iterable[str] | None = N
     if graph:
         from inplace_lint.dynamic.graph import draw
 
+        phase("drawing the graphs")
         report.graphs = draw(subject, report.confirmed)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _again(
+    subject: Subject, key: tuple[str, int], route: FxRoute | None, flips: object
+) -> Callable[[], Outcome]:
+    """The twin's second run, by the route that ran it first."""
+    if route is not None:
+        return lambda: route.run(flips)  # type: ignore[arg-type]
+    return lambda: run(subject, flip=key)
+
+
+def _nothing_to_compare(subject: Subject) -> str:
+    """Why a twin that ran could not be compared; for a script, what to do about it."""
+    if hasattr(subject, "source") and not hasattr(subject, "name"):
+        return (
+            "ran; nothing to compare: the script leaves no tensors at module level, so a "
+            "silent hazard cannot show; confirm a path.py::name target whose function "
+            "returns the tensors (or (model, inputs))"
+        )
+    return "ran; nothing to compare: the run returned no tensors"
 
 
 def _confirm_hit(hit: Hit, confirm: object, extra: list[Confirmed]) -> None:
@@ -174,6 +211,7 @@ def _twins(
     base: Outcome,
     confirmed: dict[int, Confirmed],
     report: Report,
+    phase: Phase = _quiet,
 ) -> bool:
     """Pass B: flip each candidate alone; return whether a flip removed the base's error.
 
@@ -183,37 +221,23 @@ def _twins(
     """
     details: dict[int, str] = {}
     report._details = details  # type: ignore[attr-defined]
+    unsure: set[int] = set()  # ids of findings the runs could not decide (inconclusive)
+    report._inconclusive = unsure  # type: ignore[attr-defined]
     fixed = False
-    done: dict[tuple[str, int], tuple[Outcome, float, str | None, bool, str]] = {}
-    routes: list[FxRoute | None] = []
-
-    def fx_route() -> FxRoute | None:
-        if not routes:
-            route, reason = prepare(subject, base)
-            routes.append(route)
-            if reason:
-                report.notes.append(f"pass B did not use torch.fx: {reason}")
-        return routes[0]
-
-    for finding in candidates:
+    done: dict[tuple[str, int], tuple[Outcome, Difference | None, str]] = {}
+    shared = _Shared(subject, base, report, phase)
+    for number, finding in enumerate(candidates, 1):
         if id(finding) in confirmed:
             continue
         site = index.site(finding)
         key = (site.path, site.line)
         if key not in done:
-            route = fx_route()
-            flips = route.flips(*key) if route is not None else None
-            twin, tail = None, ""
-            if route is not None and flips:
-                twin, tail = route.run(flips), " (torch.fx twin)"
-            if twin is None or not twin.flipped:
-                twin, tail = run(subject, flip=key), ""
-            worst, where, differs = (0.0, None, False)
-            if twin.flipped and twin.ok and base.ok:
-                worst, where, differs = compare(base.values, twin.values)
-            done[key] = (twin, worst, where, differs, tail)
-        twin, worst, where, differs, tail = done[key]
+            phase(f"twin {number}/{len(candidates)} at {site.short()}")
+            done[key] = _one_twin(subject, base, key, shared.route(), shared.reference)
+        twin, found, tail = done[key]
         how = "torch.fx twin" if tail else "twin"
+        if not (twin.flipped and twin.ok and found and found.differs):
+            unsure.add(id(finding))
         if not twin.flipped:
             details[id(finding)] = "ran; could not flip this line to its out-of-place twin"
         elif base.error is not None:
@@ -225,21 +249,112 @@ def _twins(
                 )
                 confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "raises", how)
             else:
-                details[id(finding)] = f"ran; the twin raises too{tail}"
+                details[id(finding)] = f"the run raises, and its out-of-place twin raises too{tail}"
         elif twin.error is not None:
-            details[id(finding)] = f"ran; the twin raises {_describe(twin.error)}{tail}"
-        elif differs:
-            evidence = (
-                f"the out-of-place twin differs: largest difference {worst:.4g} in '{where}'{tail}"
-            )
+            details[id(finding)] = f"its out-of-place twin raises {_describe(twin.error)}{tail}"
+        elif found is not None and found.differs:
+            evidence = f"the out-of-place twin differs: {found.evidence()}{tail}"
             confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "silent", how)
-        elif not base.values:
-            details[id(finding)] = "ran; nothing to compare"
+        elif not base.values or not twin.values:
+            details[id(finding)] = _nothing_to_compare(subject)
+        elif found is None:
+            details[id(finding)] = "the unchanged run raised when repeated, so nothing to compare"
         else:
-            details[id(finding)] = f"ran; the twin matches (largest difference {worst:.3g}){tail}"
+            unsure.discard(id(finding))
+            details[id(finding)] = (
+                f"ran; the twin matches, within tolerance and the run-to-run noise "
+                f"(largest difference {found.worst:.3g}){tail}"
+            )
     if base.error is not None:  # findings the error kept from running count here too
         _behind(subject, index, index.findings, confirmed, details)
+        if not fixed:
+            fixed = _together(subject, index, candidates, confirmed, base.error)
     return fixed
+
+
+class _Shared:
+    """What the twins of one subject share, made on first use: the ``torch.fx`` route and
+    the reference (the unchanged run, twice: the noise floor)."""
+
+    def __init__(self, subject: Subject, base: Outcome, report: Report, phase: Phase) -> None:
+        self.subject, self.base, self.report, self.phase = subject, base, report, phase
+        self.routes: list[FxRoute | None] = []
+        self.references: list[Reference | None] = []
+
+    def route(self) -> FxRoute | None:
+        if not self.routes:
+            route, reason = prepare(self.subject, self.base)
+            self.routes.append(route)
+            if reason:
+                self.report.notes.append(f"pass B did not use torch.fx: {reason}")
+        return self.routes[0]
+
+    def reference(self) -> Reference | None:
+        if not self.references:
+            self.phase("measuring the run-to-run noise")
+            self.references.append(measure(self.subject))
+        return self.references[0]
+
+
+def _one_twin(
+    subject: Subject,
+    base: Outcome,
+    key: tuple[str, int],
+    route: FxRoute | None,
+    reference: Callable[[], Reference | None],
+) -> tuple[Outcome, Difference | None, str]:
+    """Run the twin of one site (through ``route`` where it can flip the site) and judge it
+    against the reference: the twin's outcome, its difference, and the evidence's tail."""
+    flips = route.flips(*key) if route is not None else None
+    twin, tail = None, ""
+    if route is not None and flips:
+        twin, tail = route.run(flips), " (torch.fx twin)"
+    if twin is None or not twin.flipped:
+        twin, tail = run(subject, flip=key), ""
+    found = None
+    if twin.flipped and twin.ok and base.ok and twin.values:
+        again = _again(subject, key, route if tail else None, flips)
+        found = judge_twin(reference(), twin, again)
+    return twin, found, tail
+
+
+def _together(
+    subject: Subject,
+    index: _Index,
+    candidates: list[Finding],
+    confirmed: dict[int, Confirmed],
+    error: BaseException,
+) -> bool:
+    """Sites that each raise whichever is flipped alone (``px_grad *= g`` and ``py_grad *= g``
+    in one backward): flip every unconfirmed site of the script together; if that runs, each
+    site whose flip back makes it raise an in-place error again is confirmed."""
+    path = subject.path
+    if path is None or not hasattr(subject, "source"):
+        return False
+    sites = [index.site(f) for f in candidates if id(f) not in confirmed]
+    pool = sorted({site.line for site in sites if site.path == path})
+    if not 2 <= len(pool) <= 12:
+        return False
+    lines = frozenset(pool)
+    if not run(subject, flip=(path, pool[0]), also=lines).ok:
+        return False
+    found = False
+    for line in pool:
+        rest = lines - {line}
+        back = run(subject, flip=(path, min(rest)), also=rest)
+        if back.ok or not INPLACE_ERROR.search(str(back.error)):
+            continue
+        others = ", ".join(str(n) for n in sorted(rest))
+        evidence = (
+            f"the run raises {_describe(error)}; with line(s) {others} out of place too it "
+            f"runs, and with this line in place it raises again"
+        )
+        for finding in candidates:
+            site = index.site(finding)
+            if (site.path, site.line) == (path, line) and id(finding) not in confirmed:
+                confirmed[id(finding)] = Confirmed(site, finding.code, evidence, "raises", "twin")
+                found = True
+    return found
 
 
 def _behind(

@@ -229,6 +229,13 @@ def track_modules(tracker: ModuleSites) -> Iterator[ModuleSites]:
 
 
 class _Mode(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """torch wraps a mode's handler in ``torch._dynamo.disable`` when this is true, which
+        imports all of dynamo (1-2 s of CPU) at the first op; pass A runs eager code, so the
+        wrapper is kept only where dynamo is loaded already (the target may compile)."""
+        return "torch._dynamo" in sys.modules
+
     def __init__(self, detector: Detector) -> None:
         super().__init__()
         self.detector = detector
