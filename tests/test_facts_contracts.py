@@ -191,3 +191,18 @@ def test_a_list_changed_before_the_unpacking_is_not_taken_as_written() -> None:
     # ``layers.pop(2)`` drops the dropout: the list no longer says what the chain holds
     assert codes(SEQUENTIAL_FROM_LIST.format(change="layers.pop(2)\n        ")) == []
     assert codes(SEQUENTIAL_FROM_LIST.format(change="layers[2] = nn.Identity()\n        ")) == []
+
+
+def test_every_write_into_a_saved_output_is_reported() -> None:
+    """Each write alone breaks the save; ``x += r`` then ``relu_(x)`` is one hazard."""
+    source = """
+    import torch
+
+    w = torch.randn(2, 4, requires_grad=True)
+    att = torch.relu(w * 2)
+    att[:, 0] = 0
+    att[:, -1] = 0
+    att.mul_(3)
+    att.sum().backward()
+    """
+    assert codes(source) == [(6, "IPL001"), (7, "IPL001"), (8, "IPL001")]

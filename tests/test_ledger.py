@@ -18,6 +18,8 @@ class _Write:
     label: str
     path: ledger.Path = ()
     elsewhere: bool = False
+    name: str | None = None
+    rebinds: frozenset[str] = frozenset()
 
 
 @dataclass(eq=False)
@@ -42,17 +44,30 @@ def test_a_visible_write_moves_the_version_a_hidden_one_does_not() -> None:
     group.bump(_Write("x.mul_(2)"), hidden=False)
     group.bump(_Write("x.data.zero_()"), hidden=True)
     assert (group.version, group.hidden) == (1, 1)
-    assert group.first_write_after(0).label == "x.mul_(2)"
-    assert group.first_hidden_after(0).label == "x.data.zero_()"
-    assert group.first_write_after(1) is None
+    assert [w.label for w in group.writes_after(0)] == ["x.mul_(2)"]
+    assert [w.label for w in group.hidden_after(0)] == ["x.data.zero_()"]
+    assert group.writes_after(1) == []
 
 
-def test_a_backward_point_finds_the_first_write_after_each_save() -> None:
+def test_a_backward_point_finds_every_write_after_each_save() -> None:
+    """Each write alone breaks the save: fixing the first would leave the second."""
     group = Group("h")
     record = save(group, "sigmoid", "line 3", "result", "h", ())
-    first, second = _Write("h.mul_(2)"), _Write("h.add_(1)")
+    first, second = _Write("h.mul_(2)", name="h"), _Write("h.add_(1)", name="h")
     group.bump(first, hidden=False)
     group.bump(second, hidden=False)
+    found = [(write, rec) for write, rec in overwritten([record], set())]
+    assert found == [(first, record), (second, record)]
+
+
+def test_a_write_through_a_name_an_earlier_write_rebound_is_not_its_own() -> None:
+    """``h += 1`` binds ``h`` to the in-place result; made out of place, ``h`` would be a new
+    tensor and ``h.relu_()`` would not reach the save: only the first write is reported."""
+    group = Group("h")
+    record = save(group, "conv", "line 3", "input", "h", ())
+    first = _Write("h += 1", name="h", rebinds=frozenset({"h"}))
+    group.bump(first, hidden=False)
+    group.bump(_Write("h.relu_()", name="h"), hidden=False)
     assert [(write, rec) for write, rec in overwritten([record], set())] == [(first, record)]
 
 

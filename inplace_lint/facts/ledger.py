@@ -43,6 +43,12 @@ class LedgerWrite(Protocol):
 
     path: Path
     elsewhere: bool
+    name: str | None
+
+    @property
+    def rebinds(self) -> frozenset[str]:
+        """Names the write's statement binds to its in-place result (``x += y``)."""
+        ...
 
 
 class Held(Protocol):
@@ -77,19 +83,21 @@ class Group:
             self.version += 1
             self.writes.append((self.version, write))
 
-    def first_write_after(self, version: int, path: Path = ()) -> Any:
-        """The first write after ``version`` that can run on the same path as ``path``."""
-        for after, write in self.writes:
-            if after > version and compatible(path, self.write_paths.get(id(write), write.path)):
-                return write
-        return None
+    def writes_after(self, version: int, path: Path = ()) -> list[Any]:
+        """The writes after ``version`` that can run on the same path as ``path``, in order."""
+        return [
+            write
+            for after, write in self.writes
+            if after > version and compatible(path, self.write_paths.get(id(write), write.path))
+        ]
 
-    def first_hidden_after(self, hidden: int, path: Path = ()) -> Any:
+    def hidden_after(self, hidden: int, path: Path = ()) -> list[Any]:
         """Likewise for writes hidden from autograd."""
-        for after, write in self.hidden_writes:
-            if after > hidden and compatible(path, self.write_paths.get(id(write), write.path)):
-                return write
-        return None
+        return [
+            write
+            for after, write in self.hidden_writes
+            if after > hidden and compatible(path, self.write_paths.get(id(write), write.path))
+        ]
 
 
 @dataclass(eq=False)
@@ -125,19 +133,26 @@ def overwritten(
     records: Iterable[SaveRecord], consumed: set[int]
 ) -> Iterator[tuple[Any, SaveRecord]]:
     """A backward point over a graph that depends on ``records``: each record (in the order
-    they were made) whose storage was written since the save, with the first such write.
+    they were made) whose storage was written since the save, with every such write (each
+    one alone breaks the save: fixing the first leaves the next). Writes moving the version
+    autograd checks come first; writes hidden from it only where there are none of those.
     Records in ``consumed`` (their graph was already differentiated and freed) are skipped."""
     for record in sorted(records, key=lambda r: r.id):
         if record.id in consumed:
             continue
         group = record.group
-        write = None
+        writes = []
         if group.version > record.version:
-            write = group.first_write_after(record.version, record.path)
-        if write is None and group.hidden > record.hidden:
-            write = group.first_hidden_after(record.hidden, record.path)
-        if write is not None:
-            yield write, record
+            writes = group.writes_after(record.version, record.path)
+        if not writes and group.hidden > record.hidden:
+            writes = group.hidden_after(record.hidden, record.path)
+        rebound: set[str] = set()
+        for write in writes:
+            # after ``identity += out`` the name holds the in-place result; a later write
+            # through it reaches the save only because of that one, so it is not its own
+            if write.name is None or write.name not in rebound:
+                yield write, record
+            rebound |= write.rebinds
 
 
 @dataclass

@@ -61,6 +61,21 @@ class Write:
     in_state_update: bool = False
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
+    @property
+    def rebinds(self) -> frozenset[str]:
+        """Names this write's statement binds to its in-place result: ``x += y``,
+        ``x = x.mul_(2)``, ``x = relu_inplace(x)``."""
+        small = self.small_statement()
+        if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            return frozenset({small.target.value})
+        if isinstance(self.stmt, cst.SimpleStatementLine):
+            for small in self.stmt.body:
+                if isinstance(small, cst.Assign) and small.value is self.node:
+                    return frozenset(
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    )
+        return frozenset()
+
     def small_statement(self) -> cst.BaseSmallStatement | None:
         """The simple statement of ``stmt`` that makes this write: the write itself
         (``x += y``) or the assignment whose target it is (``x[i] = v``, ``x[i] += v``)."""
