@@ -62,14 +62,16 @@ def _gone(source: str, finding: Finding, edits: tuple[Edit, ...], after: str) ->
 
 
 def _check_alone(source: str, found: list[Finding], offered: list[Finding]) -> None:
-    """An editor applies one offered fix by itself, if it passes verification alone."""
+    """An editor applies one offered fix by itself: it verifies alone, parses, and the
+    finding is gone at the place the edits moved it to."""
 
     def lint(text: str) -> list[Finding]:
         return lint_source(text, PATH)
 
     for finding in offered:
-        if finding.fix is None or verify(source, found, [finding], lint) is not None:
+        if finding.fix is None:
             continue
+        assert verify(source, found, [finding], lint) is None  # what is offered verifies alone
         after = apply_edits(source, finding.fix.edits)
         ast.parse(after)
         assert _gone(source, finding, finding.fix.edits, after), (finding, after)
