@@ -31,7 +31,11 @@ HAZARD = SIGMOID + "h.mul_(2)\nh.sum().backward()\n"
 #: IPL001 on line 5 whose fix is unsafe (``keep`` shares the tensor).
 STALE = SIGMOID + "keep = h\nh.mul_(2)\n(keep + h).sum().backward()\n"
 #: IPL003 on line 3: no fix.
-LEAF = "import torch\nw = torch.randn(4, requires_grad=True)\nw.add_(1)\n"
+#: A finding no fix is offered for: moving the write is the author's call.
+NOFIX = (
+    "import torch\nlin = torch.nn.Linear(2, 1)\nout = lin(torch.randn(3, 2))\n"
+    "lin.weight.data.mul_(0.5)\nout.sum().backward()\n"
+)
 CLEAN = "import torch\nx = torch.randn(4)\nx.add_(1)\n"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: Environment variables that would change colour or progress; each test sets its own.
@@ -171,14 +175,14 @@ def test_every_subcommand_answers_help(work: Path) -> None:
 
 def test_the_summary_line_ends_a_text_report(work: Path) -> None:
     """ruff's closing line, counting the fixes --fix and --unsafe-fixes would apply."""
-    write(work, {"h.py": HAZARD, "s.py": STALE, "leaf.py": LEAF, "clean.py": CLEAN})
-    argvs = [["h.py", "s.py"], ["--unsafe-fixes", "h.py", "s.py"], ["s.py"], ["leaf.py"]]
+    write(work, {"h.py": HAZARD, "s.py": STALE, "nofix.py": NOFIX, "clean.py": CLEAN})
+    argvs = [["h.py", "s.py"], ["--unsafe-fixes", "h.py", "s.py"], ["s.py"], ["nofix.py"]]
     argvs += [["clean.py"], ["clean.py", "nope.py"], ["-q", "h.py"], ["--statistics", "."]]
-    both, unsafe, stale, leaf, clean, missing, quiet, stats = run_all(work, argvs)
+    both, unsafe, stale, nofix, clean, missing, quiet, stats = run_all(work, argvs)
     assert both.lines[-1] == "Found 2 findings (1 fixable with --fix, 1 more with --unsafe-fixes)."
     assert unsafe.lines[-1] == "Found 2 findings (2 fixable with --fix --unsafe-fixes)."
     assert stale.lines[-1] == "Found 1 finding (1 fixable with --fix --unsafe-fixes)."
-    assert (leaf.rc, leaf.lines[-1]) == (1, "Found 1 finding.")
+    assert (nofix.rc, nofix.lines[-1]) == (1, "Found 1 finding.")
     assert (clean.rc, clean.out, clean.err) == (0, "All checks passed!\n", "")
     assert (missing.rc, missing.out) == (2, "Found 0 findings and 1 error.\n")
     assert missing.err == "inplace-lint: error: path does not exist: nope.py\n"
@@ -186,7 +190,7 @@ def test_the_summary_line_ends_a_text_report(work: Path) -> None:
     assert len(quiet.lines) == 1  # --quiet: the findings, nothing else
     assert stats.lines[-3:] == [
         "2     IPL001 saved-for-backward",
-        "1     IPL003 leaf-inplace",
+        "1     IPL007 data-bypass",
         "Found 3 findings (1 fixable with --fix, 1 more with --unsafe-fixes).",
     ]
 

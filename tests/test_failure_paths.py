@@ -35,10 +35,10 @@ UNCOVERS = """\
 import torch
 a = torch.randn(4, requires_grad=True)
 h = torch.sigmoid(a)
-keep = [h]
+keep = h
 h.mul_(2)
-keep[0].add_(1)
-(h + keep[0]).sum().backward()
+keep.data.zero_()
+(h + keep).sum().backward()
 """
 
 
@@ -189,14 +189,19 @@ def test_a_write_that_fails_midway_leaves_that_file_and_keeps_the_others(work: P
 
 
 def test_a_fix_that_uncovers_a_hazard_it_cannot_fix_is_undone(work: Path) -> None:
-    """``h.mul_(2)`` -> ``h = h.mul(2)`` would leave ``keep[0].add_(1)`` writing the tensor
-    sigmoid saved (no fix for that): the fix is undone, the file unchanged, the finding kept;
-    another file in the same run is fixed."""
+    """``h.mul_(2)`` -> ``h = h.mul(2)`` would leave ``keep.data.zero_()`` writing the tensor
+    sigmoid saved behind autograd's back (IPL007, no fix for that): the fix is not applied,
+    the file unchanged, the finding kept, and the run says why; another file is fixed."""
     write(work, {"uncovers.py": UNCOVERS, "h.py": HAZARD})
     diff = run(work, "--no-cache", "--diff", "--unsafe-fixes", ".")
     assert "uncovers.py" not in "\n".join(diff.out) and "+h = h.mul(2)" in diff.out
     result = run(work, "--no-cache", "--fix", "--unsafe-fixes", ".")
-    assert (result.rc, heads(result), result.err) == (1, ["uncovers.py:5:1: IPL001"], [])
+    assert (result.rc, heads(result)) == (1, ["uncovers.py:5:1: IPL001"])
+    assert result.err == [
+        "inplace-lint: 1 fix failed verification, not applied:",
+        "  uncovers.py:5:1: IPL001 Replace `h.mul_(...)` with `h = h.mul(...)`: it would add a "
+        "finding (IPL007 on line 6)",
+    ]
     assert (work / "uncovers.py").read_text(encoding="utf-8") == UNCOVERS
     assert (work / "h.py").read_text(encoding="utf-8") == FIXED
 

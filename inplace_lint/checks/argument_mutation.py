@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import LineOf, RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule, saver
 from inplace_lint.facts.events import ArgWrite, Facts
 from inplace_lint.facts.heuristics import zeroes_padding
 from inplace_lint.facts.summaries import destination
@@ -47,7 +47,7 @@ def _caller_harmed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
             f"{write.what} mutates argument `{write.param}` in place; the caller passes "
             f"`{write.target}` (line ",
             LineOf(write.via_call),
-            f"), which `{event.record.op}` saved for backward (line ",
+            f"), which {saver(event.record.op, event.record.role)} saved for backward (line ",
             LineOf(event.record.node),
             "): backward will fail",
         )

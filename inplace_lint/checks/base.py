@@ -37,6 +37,13 @@ class LineOf:
 Message = str | tuple[str | LineOf, ...]
 
 
+def saver(op: str, role: str) -> str:
+    """The op that saved a tensor, as a message names it: code in backticks (`torch.relu`),
+    a module's forward pass (role ``parameters``, already worded with its own backticks)
+    as it is."""
+    return op if role == "parameters" else f"`{op}`"
+
+
 @dataclass(frozen=True)
 class RawFinding:
     """A finding that still points at syntax nodes; the engine turns it into a Finding."""

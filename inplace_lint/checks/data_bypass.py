@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import LineOf, RawFinding, Rule
+from inplace_lint.checks.base import LineOf, RawFinding, Rule, saver
 from inplace_lint.facts.events import Facts
 
 
@@ -22,7 +22,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             outcome = "`.detach()` shares the version counter, so backward will raise"
         message = (
             f"{write.what} changes `{write.name or write.target}` behind autograd's back after "
-            f"`{event.record.op}` saved it for backward (line ",
+            f"{saver(event.record.op, event.record.role)} saved it for backward (line ",
             LineOf(event.record.node),
             f"); {outcome}",
         )
