@@ -193,6 +193,10 @@ def test_no_rebinding_fix_for_a_name_that_is_differentiated_against() -> None:
         ("reshaped under its own name", "h = h.view(2, 2)\n", True),
         ("an element read by a fresh op", "s = h[0] * 2 + torch.exp(-h[1:])\n", True),
         ("an element kept under a name", "row = h[0]\n", False),
+        ("an alias of the tensor it replaced", "alias = h\nh = torch.sigmoid(a)\n", True),
+        ("unpacked from fresh values", "h, g = torch.sigmoid(a), a * 2\n", True),
+        ("unpacked from another name", "g = torch.sigmoid(a)\nh, k = g, a * 2\n", False),
+        ("its top values read", "top = h.topk(2).indices\n", True),
         ("an element returned by a call", "log(h[0])\n", False),
         ("two names bound at once", "h = alias = torch.sigmoid(a)\n", False),
     ],
@@ -304,6 +308,19 @@ def test_a_module_chain_under_one_name_stays_a_fresh_local(relu: str, safe: bool
         result = fix_text(source, "m.py", unsafe=False)
         assert "        out = out + x\n" in result.after
         assert run_example(result.after).ok
+
+
+def test_a_parameter_replaced_by_a_fresh_tensor_is_a_fresh_local() -> None:
+    """An RNN cell's ``h = torch.tanh(...)`` replaces the caller's ``h`` before ``h.relu_()``:
+    the write no longer reaches the caller, so ``h = h.relu()`` is safe; without that
+    rebinding it is the caller's tensor."""
+    cell = "import torch\n\n\ndef cell(x, h):\n    h = torch.tanh(x + h)\n    h.relu_()\n"
+    cell += "    return h\n\n\nx = torch.randn(3, requires_grad=True)\n"
+    cell += "cell(x, torch.zeros(3)).sum().backward()\n"
+    assert verdicts(cell) == [("IPL001", True)]
+    direct = cell.replace("    h = torch.tanh(x + h)\n", "")
+    direct = direct.replace("torch.zeros(3)", "torch.tanh(x)")
+    assert [safe for _, safe in verdicts(direct)] == [False]
 
 
 LOOP = textwrap.dedent(

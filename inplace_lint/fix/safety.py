@@ -57,6 +57,14 @@ _META = _words(
     """
 )
 
+#: Tensor methods that return new tensors (values, indices) without an in-place twin in FRESH.
+_FRESH_READS = _words(
+    """
+    topk sort argsort msort kthvalue median nanmedian mode nonzero unique bincount histc
+    argwhere count_nonzero norm amax amin aminmax
+    """
+)
+
 #: Builtins that take a tensor without keeping a reference to it.
 _SAFE_BUILTINS = _words(
     "len print float int bool str repr format isinstance type id hash round abs"
@@ -256,19 +264,20 @@ class SafetyAnalysis(FixTree):
                 break
         if scope is None:
             return False
-        if isinstance(scope, cst.FunctionDef):
+        fresh_at = self._fresh_binding_before(name, site)
+        if isinstance(scope, cst.FunctionDef) and fresh_at is None:
             params = scope.params
             every = [*params.posonly_params, *params.params, *params.kwonly_params]
             for extra in (params.star_arg, params.star_kwarg):
                 if isinstance(extra, cst.Param):
                     every.append(extra)
             if any(p.name.value == name for p in every):
-                return False
+                return False  # the caller's tensor, unless a fresh one replaced it first
         here = self.pos[site].start
         loops = [self.pos[a] for a in self.ancestors(site) if isinstance(a, cst.For | cst.While)]
         renewed = self._renewed_in_loop(name, site)
         site_nodes = set(_walk(site))
-        bound_before = False
+        bound_before = fresh_at is not None
         names, declared = self._scope_index(scope)
         if name in declared:
             return False
@@ -288,11 +297,28 @@ class SafetyAnalysis(FixTree):
                 continue
             if not earlier and renewed is not None and _inside(where, renewed):
                 continue  # the next iteration binds a fresh tensor before it reaches the site
+            if fresh_at is not None and _before_end(where, fresh_at):
+                continue  # it saw an older tensor: a fresh one is bound on every path after it
             verdict = self._use_is_harmless(node)
             if verdict is None:
                 return False
             bound_before = bound_before or (verdict == "bind" and earlier)
         return bound_before
+
+    def _fresh_binding_before(self, name: str, site: cst.CSTNode) -> CodeRange | None:
+        """Where the nearest ``name = <fresh tensor>`` that runs on every path to ``site``
+        stands (a statement before ``site``'s, in a block that holds it), or None."""
+        node: cst.CSTNode = site
+        for parent in self.ancestors(site):
+            if isinstance(parent, SCOPES):
+                return None
+            if isinstance(parent, cst.IndentedBlock | cst.Module):
+                index = next((i for i, s in enumerate(parent.body) if s is node), 0)
+                for statement in reversed(parent.body[:index]):
+                    if self._binds_fresh(statement, name):
+                        return self.pos.get(statement)
+            node = parent
+        return None
 
     def _renewed_in_loop(self, name: str, site: cst.CSTNode) -> CodeRange | None:
         """The innermost loop around ``site`` when every path from its top to ``site`` runs
@@ -380,6 +406,12 @@ class SafetyAnalysis(FixTree):
             return "use"
         if isinstance(parent, cst.NamedExpr):
             return "bind" if parent.target is name and self.is_fresh(parent.value) else None
+        if isinstance(parent, cst.Element):
+            unpacked = self._unpacked_from(parent)
+            if unpacked is not None:
+                if self.is_fresh(unpacked):
+                    return "bind"
+                return "use" if self.passes_through(unpacked, name.value) else None
         if isinstance(parent, cst.Subscript) and parent.value is name:
             holder = self.parent.get(parent)
             if isinstance(holder, cst.AssignTarget) or (
@@ -388,6 +420,24 @@ class SafetyAnalysis(FixTree):
                 return "use"  # a write into the tensor gives it no other name
             return self._read_is_harmless(parent, name.value)  # a view, read where it is used
         return self._read_is_harmless(name, name.value)
+
+    def _unpacked_from(self, element: cst.Element) -> cst.BaseExpression | None:
+        """For ``a, b = x, y`` (one target, a display of the same length): the value that
+        the target ``element`` is bound to."""
+        target = self.parent.get(element)
+        holder = self.parent.get(target) if target is not None else None
+        assign = self.parent.get(holder) if isinstance(holder, cst.AssignTarget) else None
+        if not (isinstance(target, cst.Tuple | cst.List) and isinstance(assign, cst.Assign)):
+            return None
+        value = assign.value
+        if len(assign.targets) != 1 or not isinstance(value, cst.Tuple | cst.List):
+            return None
+        if len(value.elements) != len(target.elements):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in (*value.elements, *target.elements)):
+            return None
+        index = next(i for i, e in enumerate(target.elements) if e is element)
+        return value.elements[index].value
 
     def _read_is_harmless(self, node: cst.BaseExpression, name: str) -> str | None:
         """``"use"`` when the value of ``node`` (``name``, or a view of it) is read where it
@@ -398,6 +448,8 @@ class SafetyAnalysis(FixTree):
             attr = parent.attr.value
             if isinstance(outer, cst.Call) and outer.func is parent:
                 if attr in _META or (attr in FRESH and keyword(outer, "out") is None):
+                    return "use"
+                if attr in _FRESH_READS and keyword(outer, "out") is None:
                     return "use"
                 if self._bound_back(outer, name):
                     return "use"
@@ -439,6 +491,11 @@ class SafetyAnalysis(FixTree):
 
 def _source(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _before_end(where: CodeRange, statement: CodeRange) -> bool:
+    """``where`` starts before ``statement`` ends (in it, or earlier)."""
+    return (where.start.line, where.start.column) < (statement.end.line, statement.end.column)
 
 
 def _inside(inner: CodeRange, outer: CodeRange) -> bool:
