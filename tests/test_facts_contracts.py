@@ -206,3 +206,27 @@ def test_every_write_into_a_saved_output_is_reported() -> None:
     att.sum().backward()
     """
     assert codes(source) == [(6, "IPL001"), (7, "IPL001"), (8, "IPL001")]
+
+
+def test_the_input_of_a_torch_module_is_a_tensor_in_any_method() -> None:
+    """In a helper method (not ``forward``) a parameter's kind is unknown, so ``x += y`` could
+    rebind; once ``x`` went into ``nn.Conv1d`` it is a tensor, and the write is in place."""
+    source = """
+    import torch
+    from torch import nn
+
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(8, 8, 3, padding=1)
+
+        def forward(self, x):
+            return self.extract(x)
+
+        def extract(self, x):
+            y = self.conv(x)
+            x += y
+            return x
+    """
+    assert codes(source) == [(16, "IPL001")]

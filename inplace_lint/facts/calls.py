@@ -416,6 +416,9 @@ class Calls(AnalyzerBase):
                     continue  # writes a fresh intermediate; the chain check covers it
                 current = self._apply_module(element, owner, current, current, node, callee)
             return current
+        if spec.qualname is not None and spec.qualname.startswith("torch.nn."):
+            for value in tensors:
+                value.sure = True  # a torch module's input is a tensor (``x += y`` is in place)
         if spec.is_view:
             return tensors or [self._unknown(inputs=inputs)]
         self._use(inputs)
