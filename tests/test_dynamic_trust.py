@@ -365,3 +365,37 @@ def test_sites_that_raise_only_together_are_confirmed(tmp_path: Path) -> None:
         (14, "IPL005"),
         (15, "IPL005"),
     ]
+
+
+# --------------------------------------------------------------------------- custom Functions
+
+
+class _ZeroSavedInput(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def, override]
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):  # type: ignore[no-untyped-def, override]
+        (x,) = ctx.saved_tensors
+        x.zero_()  # writes exp's saved output from inside backward
+        return grad * 2
+
+
+class _ExpThenFunction(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.exp(x * self.w)
+        return _ZeroSavedInput.apply(y) + y
+
+
+def test_a_write_in_a_custom_backward_is_reported_under_ipl005() -> None:
+    """Pass A sees the write as autograd runs the Function's backward: the rule for writes in
+    a custom Function's backward (IPL005) owns it, not the generic IPL001."""
+    report = confirm(_ExpThenFunction(), torch.randn(3, 4))
+    line = _line("x.zero_()  # writes exp's saved output")
+    assert [(c.site.line, c.code) for c in report.confirmed] == [(line, "IPL005")]

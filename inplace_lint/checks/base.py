@@ -18,8 +18,9 @@ FixKind = Literal["out-of-place", "clone-in-backward"]
 #: What the dynamic checker saw at run time: a saved tensor's version moved before backward
 #: unpacked it (``raises``), it changed without a version bump (``silent``), the run raised
 #: torch's in-place error on a leaf (``leaf-error``) or another in-place autograd error
-#: (``autograd-error``).
-Evidence = Literal["raises", "silent", "leaf-error", "autograd-error"]
+#: (``autograd-error``), or a custom ``autograd.Function``'s ``backward`` wrote into a tensor
+#: autograd saved (``function-write``).
+Evidence = Literal["raises", "silent", "leaf-error", "autograd-error", "function-write"]
 
 
 @dataclass(frozen=True)

@@ -54,4 +54,5 @@ RULE = Rule(
     check=check,
     supersedes=("IPL002", "IPL004"),
     fix="clone-in-backward",
+    evidence=("function-write",),
 )

@@ -196,7 +196,10 @@ def _nothing_to_compare(subject: Subject) -> str:
 
 def _confirm_hit(hit: Hit, confirm: object, extra: list[Confirmed]) -> None:
     assert callable(confirm)
-    code = code_for_evidence("raises" if hit.kind == "raises" else "silent")
+    if hit.write.in_backward:
+        code = code_for_evidence("function-write")
+    else:
+        code = code_for_evidence("raises" if hit.kind == "raises" else "silent")
     matched = False
     for site in hit.sites:
         matched = confirm(site, code, hit.evidence(), hit.kind, "pass A") or matched

@@ -54,6 +54,8 @@ class Write:
     #: Called straight from user code (not from inside a torch function or kernel).
     direct: bool = True
     after: int | None = None
+    #: Made by a custom ``autograd.Function``'s ``backward`` as autograd ran it.
+    in_backward: bool = False
 
 
 @dataclass
@@ -341,6 +343,7 @@ class Detector:
         site_done = False
         site: Site | None = None
         direct = sites.called_from_user(3)
+        in_backward = torch._C._current_autograd_node() is not None
         module = self.modules.running_inplace()
         for tensor in written:
             key = _storage_key(tensor)
@@ -364,6 +367,7 @@ class Detector:
                     overlaps,
                     saved.tensor._version,
                     direct,
+                    in_backward=in_backward,
                 )
                 saved.writes.append(write)
                 self.pending.append((saved, write))
