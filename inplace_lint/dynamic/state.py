@@ -37,7 +37,7 @@ _DEPTH = 3
 _LIBRARY_DIRS = ("site-packages", "dist-packages")
 
 
-def _user_module_globals(own: str | None) -> Iterator[Any]:
+def _user_modules(own: str | None) -> Iterator[types.ModuleType]:
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or not file.endswith(".py"):
@@ -47,7 +47,7 @@ def _user_module_globals(own: str | None) -> Iterator[Any]:
             continue
         if any(part in _LIBRARY_DIRS for part in path.split(os.sep)):
             continue
-        yield from list(vars(module).values())
+        yield module
 
 
 def _code_names(code: types.CodeType) -> Iterator[str]:
@@ -89,11 +89,24 @@ class StateGuard:
         self.tensors: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]] = {}
         self.stateful: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.seen: set[int] = set()
+        #: per user module already walked: the globals it held then, by id (kept alive, so
+        #: an id is never reused for a new object while the guard lives)
+        self.walked: dict[int, dict[int, Any]] = {}
 
     def capture(self) -> None:
-        """Snapshot every reachable tensor, module and optimizer not captured yet."""
+        """Snapshot every reachable tensor, module and optimizer not captured yet.
+
+        The first call walks everything; later ones (before each further run) walk only what
+        is new since: modules a run imported, globals a run bound, and the callable's roots.
+        A model appended to a container that was already walked is not seen (a limit)."""
         self.seen = set()
-        roots = list(_user_module_globals(self.own))
+        roots: list[Any] = []
+        for module in _user_modules(self.own):
+            before = self.walked.setdefault(id(module), {})
+            for value in list(vars(module).values()):
+                if id(value) not in before:
+                    before[id(value)] = value
+                    roots.append(value)
         if self.target is not None and callable(self.target):
             roots.extend(_callable_roots(self.target))
         for root in roots:
