@@ -37,17 +37,27 @@ _DEPTH = 3
 _LIBRARY_DIRS = ("site-packages", "dist-packages")
 
 
+#: a module's ``__file__`` -> its absolute path if it is a user file outside libraries
+_USER_FILES: dict[str, str | None] = {}
+
+
+def _user_path(file: str) -> str | None:
+    if file not in _USER_FILES:
+        path = os.path.abspath(file)
+        library = any(part in _LIBRARY_DIRS for part in path.split(os.sep))
+        user = file.endswith(".py") and not library and sites.is_user_file(path)
+        _USER_FILES[file] = path if user else None
+    return _USER_FILES[file]
+
+
 def _user_modules(own: str | None) -> Iterator[types.ModuleType]:
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or not file.endswith(".py"):
+        if not isinstance(file, str):
             continue
-        path = os.path.abspath(file)
-        if path == own or not sites.is_user_file(path):
-            continue
-        if any(part in _LIBRARY_DIRS for part in path.split(os.sep)):
-            continue
-        yield module
+        path = _user_path(file)
+        if path is not None and path != own:
+            yield module
 
 
 def _code_names(code: types.CodeType) -> Iterator[str]:
