@@ -12,9 +12,11 @@ from inplace_lint.facts.events import Facts
 
 #: How reports grade a rule's findings (SARIF ``level``, LSP severity, GitHub annotation).
 Severity = Literal["error", "warning"]
-#: The rewrite ``fix.py`` offers for a rule's findings: the write made out of place, or in a
-#: custom ``backward`` a ``g = g.clone()`` before the first in-place write to ``g``.
-FixKind = Literal["out-of-place", "clone-in-backward"]
+#: The rewrite ``fix/`` offers for a rule's findings: the write made out of place; in a
+#: custom ``backward`` a ``g = g.clone()`` before the first in-place write to ``g``; for a
+#: leaf, grad mode turned off (``with torch.no_grad():`` or the ``nn.init`` call); for a
+#: ``.data`` / ``.detach()`` write, the write made out of place on the name.
+FixKind = Literal["out-of-place", "clone-in-backward", "grad-mode", "bypass-out-of-place"]
 #: What the dynamic checker saw at run time: a saved tensor's version moved before backward
 #: unpacked it (``raises``), it changed without a version bump (``silent``), the run raised
 #: torch's in-place error on a leaf (``leaf-error``) or another in-place autograd error

@@ -53,4 +53,5 @@ RULE = Rule(
     check=check,
     supersedes=("IPL002", "IPL004"),
     evidence=("silent",),
+    fix="bypass-out-of-place",
 )

@@ -29,4 +29,5 @@ RULE = Rule(
     summary="in-place write to a leaf tensor that requires grad outside no_grad",
     check=check,
     evidence=("leaf-error",),
+    fix="grad-mode",
 )

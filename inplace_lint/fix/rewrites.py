@@ -57,12 +57,11 @@ _OUT_OF_PLACE_CODES = frozenset(r.code for r in all_rules() if r.fix == "out-of-
 _SAFE_CAPABLE = frozenset(r.code for r in all_rules() if r.fix == "out-of-place" and r.safe_fix)
 #: Codes whose fix clones a gradient in a custom ``backward`` before it is written.
 _CLONE_CODES = frozenset(r.code for r in all_rules() if r.fix == "clone-in-backward")
-#: The rules whose findings the rule registry gives no fix kind (``Rule.fix`` is ``None``) but
-#: that have one here: a leaf written with grad on gets ``no_grad`` / ``nn.init``
-#: (:mod:`.grad_mode`), a ``.data`` / ``.detach()`` write an out-of-place rewrite
-#: (:mod:`.bypass`).
-_LEAF_CODE = "IPL003"
-_BYPASS_CODE = "IPL007"
+#: Codes whose fix turns grad mode off for a leaf write: ``no_grad`` / ``nn.init``
+#: (:mod:`.grad_mode`); and codes whose ``.data`` / ``.detach()`` write is rewritten out of
+#: place on the name (:mod:`.bypass`).
+_LEAF_CODES = frozenset(r.code for r in all_rules() if r.fix == "grad-mode")
+_BYPASS_CODES = frozenset(r.code for r in all_rules() if r.fix == "bypass-out-of-place")
 #: The code whose fix may fall back to cloning the argument at the top of the function.
 _ARGUMENT_CODE = "IPL004"
 
@@ -105,11 +104,11 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
     ) -> _Built | None:
         if code in _CLONE_CODES:
             return self._clone_in_backward(node, cloned) or self.clone_in_forward(node, cloned)
-        if code == _LEAF_CODE:
+        if code in _LEAF_CODES:
             if self.differentiable_update(node):
                 return self._out_of_place(node, code)
             return self.leaf_write_fix(node)
-        if code == _BYPASS_CODE:
+        if code in _BYPASS_CODES:
             return self.bypass_fix(node)
         if code not in _OUT_OF_PLACE_CODES:
             return None
