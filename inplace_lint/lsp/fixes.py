@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from inplace_lint.autofix import Lint, verified, verify
 from inplace_lint.finding import Finding
+from inplace_lint.lsp.actions import split_lines
 
 __all__ = ["FixVerdicts"]
 
@@ -72,7 +73,7 @@ class FixVerdicts:
     ) -> list[Finding]:
         """``findings`` with only verified fixes; verifies those not judged on a block like
         theirs before."""
-        lines = text.splitlines()
+        lines = split_lines(text)  # the lines findings count (str.splitlines has more breaks)
         keys = {id(f): self._key(lines, f) for f in findings if f.fix is not None}
         unknown = [f for f in findings if f.fix is not None and keys[id(f)] not in self._kept]
         reasons: dict[int, str] = {}
