@@ -345,3 +345,34 @@ async def test_the_editor_offers_a_quick_fix_only_if_it_verifies_by_itself(
         ],
         "IPL004": ["Add `# noqa: IPL004`"],
     }
+
+
+def test_the_language_server_checks_again_only_the_fixes_of_an_edited_block() -> None:
+    """Verdicts are kept per top-level block: an edit inside one function re-verifies that
+    function's fix (one analysis of the fixed text), an edit elsewhere none."""
+    from inplace_lint.lsp.fixes import FixVerdicts
+
+    head = "import torch\n\n\n"
+    body = "def {name}(a):\n    h = torch.sigmoid(a)\n    h.mul_(2)\n    return h\n\n\n"
+    tail = "a = torch.randn(3, requires_grad=True)\n(first(a) + second(a)).sum().backward()\n"
+    text = head + body.format(name="first") + body.format(name="second") + tail + "x = 1\n"
+    analysed: list[str] = []
+
+    def lint(source: str) -> list:
+        analysed.append(source)
+        return lint_source(source, "m.py")
+
+    verdicts = FixVerdicts()
+    found = lint_source(text, "m.py")
+    assert [f.fix is not None for f in verdicts.publishable(text, "m.py", found, lint)] == [
+        True,
+        True,
+    ]
+    assert len(analysed) == 1  # both fixes together
+    edited = text.replace("def second(a):\n", "def second(a):\n    # tuned\n")
+    found = lint_source(edited, "m.py")
+    assert all(f.fix for f in verdicts.publishable(edited, "m.py", found, lint))
+    assert len(analysed) == 2  # the second function's fix only
+    moved = edited.replace("x = 1\n", "x = 2\n")
+    verdicts.publishable(moved, "m.py", lint_source(moved, "m.py"), lint)
+    assert len(analysed) == 2
