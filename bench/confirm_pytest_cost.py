@@ -5,15 +5,16 @@
 Runs ``python -m pytest -q -p no:cacheprovider [-n 0] TESTS`` (default: this project's
 ``tests/test_examples_torch.py``, which runs every example with torch, forward and backward)
 alternately without and with ``--inplace-confirm``, ``--rounds`` times each, in fresh
-processes, and prints the median wall-clock and CPU time (user + system) of each, the
-overhead, the pytest summary line of each (they must match: the option does not change
-outcomes) and the hazards the option listed.
+processes (torch on ``--threads`` threads, 1 by default), and prints the median wall-clock
+and CPU time (user + system) of each, the overhead, the pytest summary line of each (they
+must match: the option does not change outcomes) and the hazards the option listed.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import resource
 import statistics
@@ -23,6 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: torch's intra-op threads (``--threads``): idle threads of a busy machine spin and bill CPU.
+THREADS = "1"
 SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|xfailed|skipped|error).*?)\s*=*$")
 
 
@@ -34,7 +37,8 @@ def run(tests: list[str], extra: list[str], confirm: bool) -> tuple[float, float
     command += extra + tests + (["--inplace-confirm"] if confirm else [])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    env = dict(os.environ, OMP_NUM_THREADS=THREADS)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -48,12 +52,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tests", nargs="*", default=["tests/test_examples_torch.py"])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--threads", default="1", help="OMP_NUM_THREADS of each run (1)")
     argv = sys.argv[1:]
     extra: list[str] = []
     if "--" in argv:
         at = argv.index("--")
         argv, extra = argv[:at], argv[at + 1 :]
     ns = parser.parse_args(argv)
+    global THREADS
+    THREADS = ns.threads
     samples: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     summaries: dict[bool, set[str]] = {False: set(), True: set()}
     listed = ""
