@@ -401,19 +401,22 @@ def fix_text(
     result = FileFix(path, before=text, after=text, remaining=findings)
     if any(f.code == PARSE_ERROR for f in findings):
         return result
-    rejected: dict[tuple[str, str, str], str] = {}
+    undone: dict[tuple[str, str, str], str] = {}  # fixes taken back: they uncovered more
+    failed: dict[tuple[str, str, str], str] = {}  # verdicts on the text ``judged``
     current, original = text, {_key(f) for f in findings}
+    judged = ""
     applied: list[Finding] = []
     checkpoint = (current, findings, 0, original)
-    for _ in range(MAX_ROUNDS):
-        candidates = [f for f in findings if applicable(f, unsafe) and _identity(f) not in rejected]
-        rounds = _passing(current, findings, candidates, lint, rejected, unsafe)
+    for _ in range(MAX_ROUNDS + 2 * len(findings)):
+        candidates = [f for f in findings if applicable(f, unsafe) and _identity(f) not in undone]
+        failed, judged = {}, current
+        rounds = _passing(current, findings, candidates, lint, failed, unsafe)
         chosen = _disjoint([f for f in candidates if id(f) in rounds], current)
         outcome, done = _one_round(current, chosen, rounds, lint) if chosen else (None, [])
         if outcome is None:  # nothing left to try: settle, undoing fixes that uncovered more
             if len(applied) == checkpoint[2]:
                 break
-            rejected.update((_identity(f), UNCOVERS) for f in applied[checkpoint[2] :])
+            undone.update((_identity(f), UNCOVERS) for f in applied[checkpoint[2] :])
             current, findings, count, original = checkpoint
             del applied[count:]
             continue
@@ -425,22 +428,24 @@ def fix_text(
             checkpoint = (current, findings, len(applied), original)
     current, findings, count, _ = checkpoint
     result.after, result.applied = current, applied[:count]
-    result.remaining, result.dropped = _settle(current, findings, rejected, lint)
+    known = {**(failed if judged == current else {}), **undone}
+    result.remaining, result.dropped = _settle(current, findings, known, lint)
     return result
 
 
 def _settle(
     text: str,
     findings: list[Finding],
-    rejected: dict[tuple[str, str, str], str],
+    known: dict[tuple[str, str, str], str],
     lint: Lint,
 ) -> tuple[list[Finding], list[Dropped]]:
-    """The remaining findings with verified fixes only: a rejected fix is dropped with its
-    reason, any other (an unsafe fix held back, one never tried) is verified now."""
+    """The remaining findings with verified fixes only: a fix already judged on this text (or
+    undone) is dropped with its reason, any other (an unsafe fix held back, one never tried)
+    is verified now."""
     dropped = [
-        Dropped(f, rejected[_identity(f)])
+        Dropped(f, known[_identity(f)])
         for f in findings
-        if f.fix is not None and _identity(f) in rejected
+        if f.fix is not None and _identity(f) in known
     ]
     gone = {id(d.finding) for d in dropped}
     bare = [replace(f, fix=None) if id(f) in gone else f for f in findings]
