@@ -296,8 +296,10 @@ def verified(
     ``lint`` analyses a text (default: ``lint_source`` with ``codes``); the language server
     passes one that reuses its parse. ``only`` limits the check to those findings (the others
     keep their fixes as they are). ``together`` first tries the fixes that touch no other in
-    one round and keeps them all when it passes (one analysis instead of one per fix: the
-    language server's cheaper check before it publishes; its quick fixes are checked alone).
+    one round and keeps them all when it passes, halving a failing round (a few analyses
+    instead of one per fix: the command line's reports and the language server's check
+    before it publishes; an editor's quick fix is checked alone). The limit: a fix that
+    passes only beside another (it uncovers a hazard the other's fix removes) is kept.
     """
     fixable = [f for f in findings if f.fix is not None and (only is None or f in only)]
     if not fixable:
@@ -306,9 +308,8 @@ def verified(
         enabled = frozenset(codes) if codes is not None else None
         lint = functools.partial(_lint_text, path=path, codes=enabled)
     good: set[int] = set()
-    batch = _disjoint(fixable, text) if together else []
-    if len(batch) > 1 and verify(text, findings, batch, lint) is None:
-        good = {id(f) for f in batch}
+    if together:
+        _settle_batches(text, findings, _disjoint(fixable, text), lint, good)
     reasons: dict[int, str] = {}
     for finding in fixable:
         if id(finding) not in good:
@@ -319,6 +320,22 @@ def verified(
                 reasons[id(finding)] = why
     kept = [f if id(f) not in reasons else replace(f, fix=None) for f in findings]
     return kept, [Dropped(f, reasons[id(f)]) for f in findings if id(f) in reasons]
+
+
+def _settle_batches(
+    text: str, findings: Sequence[Finding], batch: list[Finding], lint: Lint, good: set[int]
+) -> None:
+    """Add to ``good`` the fixes of ``batch`` that pass verification together, halving a
+    batch that fails until the failing fixes stand alone (left for the caller to check by
+    themselves): a file with hundreds of fixes costs a few analyses, not one per fix."""
+    if len(batch) < 2:
+        return
+    if verify(text, findings, batch, lint) is None:
+        good.update(id(f) for f in batch)
+        return
+    middle = len(batch) // 2
+    _settle_batches(text, findings, batch[:middle], lint, good)
+    _settle_batches(text, findings, batch[middle:], lint, good)
 
 
 def _lint_text(text: str, path: str, codes: frozenset[str] | None) -> list[Finding]:
@@ -359,29 +376,47 @@ def _passing(
     lint: Lint,
     rejected: dict[tuple[str, str, str], str],
     unsafe: bool,
-) -> dict[int, _Round]:
-    """The candidates whose fix passes verification by itself, each with the round it makes
-    (by ``id``); the others are rejected with the reason."""
-    rounds: dict[int, _Round] = {}
-    for finding in candidates:
-        outcome = _verified_round(text, findings, [finding], lint, unsafe)
-        if isinstance(outcome, str):
-            rejected[_identity(finding)] = outcome
+) -> dict[int, tuple[_Round, list[Finding]]]:
+    """The candidates whose fix passes verification, each (by ``id``) with a round that
+    applies it and the fixes that round applies; the others are rejected with the reason.
+
+    Fixes that touch no other are tried together first, and a failing group is halved until
+    the failing fixes stand alone, so a file with hundreds of fixes costs a few analyses, not
+    one per fix. Members of a group that passes share the group's round."""
+    rounds: dict[int, tuple[_Round, list[Finding]]] = {}
+
+    def settle(group: list[Finding]) -> None:
+        outcome = _verified_round(text, findings, group, lint, unsafe)
+        if not isinstance(outcome, str):
+            rounds.update((id(f), (outcome, group)) for f in group)
+        elif len(group) == 1:
+            rejected[_identity(group[0])] = outcome
         else:
-            rounds[id(finding)] = outcome
+            settle(group[: len(group) // 2])
+            settle(group[len(group) // 2 :])
+
+    batch = _disjoint(candidates, text)
+    if batch:
+        settle(batch)
+    for finding in candidates:
+        if finding not in batch:
+            settle([finding])
     return rounds
 
 
 def _one_round(
-    current: str, chosen: list[Finding], rounds: dict[int, _Round], lint: Lint
+    current: str,
+    chosen: list[Finding],
+    rounds: dict[int, tuple[_Round, list[Finding]]],
+    lint: Lint,
 ) -> tuple[_Round, list[Finding]]:
-    """Apply the verified fixes of ``chosen`` together, else the first by itself. The round
-    and the findings it fixed."""
+    """Apply the verified fixes of ``chosen`` together, else the round verified for the first
+    (its group's, which applies every member). The round and the findings it fixed."""
     if len(chosen) > 1:
         outcome = _try_round(current, chosen, lint)
         if not isinstance(outcome, str):
             return outcome, chosen
-    return rounds[id(chosen[0])], chosen[:1]
+    return rounds[id(chosen[0])]
 
 
 def fix_text(
@@ -645,7 +680,7 @@ def verify_results(
                 findings = verified_notebook(data, result.path, codes)
             else:
                 text = decode(data).text
-                findings, _ = verified(text, result.path, result.findings, codes)
+                findings, _ = verified(text, result.path, result.findings, codes, together=True)
         except (OSError, DecodeError, ValueError):  # ValueError: not a notebook now
             findings = [replace(f, fix=None) for f in result.findings]
         checked.append(replace(result, findings=tuple(findings)))

@@ -1,6 +1,9 @@
-"""The ``inplace-lint`` command end to end, run as a subprocess in a scratch folder.
+"""The ``inplace-lint`` command end to end, in a scratch folder.
 
 Every invocation goes through :func:`run`, which also checks that no traceback reached stderr.
+It runs the command line in this process (tests/cli_runner.py); what only a process shows
+(the entry point, exit statuses, bytes on standard input, help and version, a closed pipe)
+goes through :func:`run_process`, a real ``python -m inplace_lint``.
 """
 
 from __future__ import annotations
@@ -10,11 +13,11 @@ import re
 import subprocess
 import sys
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runner import in_process
 
 from inplace_lint import __version__
 
@@ -103,8 +106,21 @@ class Result:
         return lines
 
 
+def _result(code: int, stdout: bytes, stderr: bytes) -> Result:
+    out = stdout.decode("utf-8", "replace")
+    err = stderr.decode("utf-8", "replace")
+    assert "Traceback" not in err and "Traceback" not in out, err
+    return Result(code, out, err)
+
+
 def run(cwd: Path, *args: str, stdin: bytes | str = b"") -> Result:
-    """Run ``python -m inplace_lint ARGS`` in ``cwd``; fail on any traceback."""
+    """Run ``inplace-lint ARGS`` in ``cwd``, in this process; fail on any traceback."""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return _result(*in_process(cwd, args, data))
+
+
+def run_process(cwd: Path, *args: str, stdin: bytes | str = b"") -> Result:
+    """Run ``python -m inplace_lint ARGS`` in ``cwd`` as a real process."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
     proc = subprocess.run(
         [sys.executable, "-m", "inplace_lint", *args],
@@ -113,16 +129,12 @@ def run(cwd: Path, *args: str, stdin: bytes | str = b"") -> Result:
         capture_output=True,
         timeout=120,
     )
-    out = proc.stdout.decode("utf-8", "replace")
-    err = proc.stderr.decode("utf-8", "replace")
-    assert "Traceback" not in err and "Traceback" not in out, err
-    return Result(proc.returncode, out, err)
+    return _result(proc.returncode, proc.stdout, proc.stderr)
 
 
 def run_all(cwd: Path, argvs: Sequence[Sequence[str]]) -> list[Result]:
-    """Several independent runs side by side (the start-up cost dominates)."""
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda argv: run(cwd, *argv), argvs))
+    """Several independent runs, one after another."""
+    return [run(cwd, *argv) for argv in argvs]
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> None:
@@ -223,8 +235,10 @@ def test_a_file_named_twice_is_reported_once(work: Path) -> None:
 def test_exit_codes_for_clean_findings_and_exit_zero(work: Path) -> None:
     """0 when clean (an empty file included), 1 with findings, 0 with --exit-zero."""
     write(work, {"clean.py": CLEAN, "empty.py": "", "h.py": HAZARD})
-    clean, found, zero = run_all(
-        work, [["clean.py", "empty.py"], ["clean.py", "h.py"], ["--exit-zero", "h.py"]]
+    # a real process: the exit status is what the entry point gives the shell
+    clean, found, zero = (
+        run_process(work, *argv)
+        for argv in (["clean.py", "empty.py"], ["clean.py", "h.py"], ["--exit-zero", "h.py"])
     )
     assert (clean.rc, clean.out, clean.err) == (0, PASSED, "")
     assert (found.rc, found.heads, found.err) == (1, ["h.py:4:1: IPL001"], "")
@@ -253,7 +267,7 @@ def test_usage_errors_exit_2_with_one_line(work: Path) -> None:
 
 def test_help_and_version(work: Path) -> None:
     """--help and --version exit 0."""
-    help_, version = run_all(work, [["--help"], ["--version"]])
+    help_, version = run_process(work, "--help"), run_process(work, "--version")
     assert help_.rc == 0 and help_.out.startswith("usage: inplace-lint")
     assert (version.rc, version.out, version.err) == (0, f"inplace-lint {__version__}\n", "")
 
@@ -435,7 +449,7 @@ def test_show_source_prints_the_line_and_a_caret(work: Path) -> None:
 def test_stdin(work: Path) -> None:
     """`-` reads standard input, reported as --stdin-filename or `<stdin>`."""
     write(work, {"b.py": HAZARD, "other.py": CLEAN})
-    named = run(work, "-", "--stdin-filename", "pkg/mod.py", stdin=HAZARD)
+    named = run_process(work, "-", "--stdin-filename", "pkg/mod.py", stdin=HAZARD)
     assert (named.rc, named.lines, named.err) == (1, [f"pkg/mod.py:4:1: {HAZARD_MESSAGE}"], "")
     anonymous = run(work, "check", "-", stdin=HAZARD)
     assert (anonymous.rc, anonymous.heads) == (1, ["<stdin>:4:1: IPL001"])
@@ -443,7 +457,9 @@ def test_stdin(work: Path) -> None:
     assert mixed.heads == ["a.py:5:1: IPL001", "a.py:5:12: IPL003", "b.py:4:1: IPL001"]
     empty = run(work, "-", "--stdin-filename", "e.py", stdin=b"")
     assert (empty.rc, empty.out, empty.err) == (0, PASSED, "")
-    latin = run(work, "-", "--stdin-filename", "l.py", stdin=b"import torch\nx = 1 # \xe9\n")
+    latin = run_process(
+        work, "-", "--stdin-filename", "l.py", stdin=b"import torch\nx = 1 # \xe9\n"
+    )
     assert latin.rc == 2 and latin.heads == ["l.py:1:1: IPL999"]
     # The shown line comes from standard input, not from a file of the same name on disk.
     shown = run(work, "--show-source", "-", "--stdin-filename", "other.py", stdin=SAME_LINE)

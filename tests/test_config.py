@@ -1,17 +1,16 @@
 """``[tool.inplace-lint]`` in pyproject.toml, ``--config`` and ``--isolated``, end to end.
 
-Each test builds a small project in ``tmp_path`` and runs the real command as a subprocess.
+Each test builds a small project in ``tmp_path`` and runs the command line on it, in this
+process (tests/cli_runner.py; the process around it is tested in test_cli.py).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from cli_runner import in_process
 
 #: IPL001 at 4:1.
 HAZARD = """\
@@ -61,24 +60,18 @@ class Result:
 
 
 def run(cwd: Path, *args: str, stdin: str = "") -> Result:
-    """Run ``python -m inplace_lint ARGS`` in ``cwd``; fail on any traceback."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "inplace_lint", *args],
-        cwd=cwd,
-        input=stdin.encode(),
-        capture_output=True,
-        timeout=120,
-    )
-    out = proc.stdout.decode("utf-8", "replace")
-    err = proc.stderr.decode("utf-8", "replace")
+    """Run ``inplace-lint ARGS`` in ``cwd`` (in this process: tests/cli_runner.py); fail on
+    any traceback."""
+    code, stdout, stderr = in_process(cwd, args, stdin.encode())
+    out = stdout.decode("utf-8", "replace")
+    err = stderr.decode("utf-8", "replace")
     assert "Traceback" not in err and "Traceback" not in out, err
-    return Result(proc.returncode, out, err)
+    return Result(code, out, err)
 
 
 def run_all(cwd: Path, argvs: Sequence[Sequence[str]]) -> list[Result]:
-    """Several independent runs side by side (the start-up cost dominates)."""
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda argv: run(cwd, *argv), argvs))
+    """Several independent runs, one after another."""
+    return [run(cwd, *argv) for argv in argvs]
 
 
 def project(root: Path, config: str | None = None) -> Path:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from cli_runner import in_process
 
 from inplace_lint import catalogue
 from inplace_lint.checks import all_rules
@@ -46,14 +46,10 @@ FIXED = Finding(
 
 
 def run(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "inplace_lint", "--no-cache", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """``inplace-lint --no-cache ARGS`` in ``cwd``, in this process (tests/cli_runner.py)."""
+    argv = ["--no-cache", *args]
+    code, out, err = in_process(cwd, argv, stdin.encode())
+    proc = subprocess.CompletedProcess(argv, code, out.decode(), err.decode())
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
     return proc
 
