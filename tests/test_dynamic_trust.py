@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -399,3 +400,18 @@ def test_a_write_in_a_custom_backward_is_reported_under_ipl005() -> None:
     report = confirm(_ExpThenFunction(), torch.randn(3, 4))
     line = _line("x.zero_()  # writes exp's saved output")
     assert [(c.site.line, c.code) for c in report.confirmed] == [(line, "IPL005")]
+
+
+# --------------------------------------------------------------------------- CUDA threads
+
+
+def test_a_shallow_stack_is_no_user_site_and_no_error() -> None:
+    """On CUDA, autograd runs backward in its own device thread: a stack of a few frames,
+    where looking further up than it goes raised ValueError inside every dispatched op."""
+    from inplace_lint.dynamic import sites
+
+    found: list[object] = []
+    thread = threading.Thread(target=lambda: found.append(sites.called_from_user(40)))
+    thread.start()
+    thread.join()
+    assert found == [False]

@@ -305,7 +305,8 @@ def default_loss(output: Any) -> torch.Tensor:
     for _, tensor in _tensors(output, "output"):
         if not (tensor.is_floating_point() or tensor.is_complex()) or not tensor.requires_grad:
             continue
-        weight = torch.randn(tensor.shape, generator=generator, dtype=torch.float32)
+        # the generator is the CPU's: under ``--device cuda`` the default device is not
+        weight = torch.randn(tensor.shape, generator=generator, dtype=torch.float32, device="cpu")
         term = (tensor.real if tensor.is_complex() else tensor) * weight.to(tensor.device)
         total = term.sum() if total is None else total + term.sum()
     if total is None:

@@ -98,7 +98,7 @@ _DISPATCH_FILES = (
 def called_from_user(depth: int = 1) -> bool:
     """Whether the nearest caller outside this package is user code (not torch's)."""
     own = _skipped_roots()[0]
-    frame: FrameType | None = sys._getframe(depth)
+    frame = _frame(depth)
     while frame is not None and (
         frame.f_code.co_filename.endswith(_DISPATCH_FILES)
         or os.path.abspath(frame.f_code.co_filename).startswith(own)
@@ -117,9 +117,19 @@ def user_frames(frame: FrameType | None) -> Iterator[FrameType]:
 
 def user_site(depth: int = 1) -> Site | None:
     """The innermost user site of the current call stack."""
-    for frame in user_frames(sys._getframe(depth)):
+    for frame in user_frames(_frame(depth)):
         return frame_site(frame)
     return None
+
+
+def _frame(depth: int) -> FrameType | None:
+    """``sys._getframe(depth)`` as the caller would call it, or None where the stack is not
+    that deep: on
+    CUDA, autograd runs backward in its own device thread, whose stack is a few frames."""
+    try:
+        return sys._getframe(depth + 1)
+    except ValueError:
+        return None
 
 
 def traceback_sites(tb: TracebackType | None) -> list[Site]:
