@@ -379,22 +379,26 @@ def _fixable(example: Example) -> bool:
     return any(f.fix is not None for f in _findings(example))
 
 
-FIXABLE = [e for e in EXAMPLES if e.label == "hazard" and _fixable(e)]
+#: Every hazard; the ones without a fix are skipped when their test runs (linting them all
+#: here would cost each xdist worker's collection several seconds).
+HAZARDS = [e for e in EXAMPLES if e.label == "hazard"]
 
 
 def test_the_catalogue_offers_fixes() -> None:
     """Most hazards have a fix; safe examples have no finding, so nothing to fix."""
-    assert len(FIXABLE) >= 60
+    assert len([e for e in HAZARDS if _fixable(e)]) >= 60
     for example in EXAMPLES:
         if example.label == "safe":
             assert fix_text(example.source, example.origin, unsafe=True).applied == []
 
 
-@pytest.mark.parametrize("example", FIXABLE, ids=[e.origin for e in FIXABLE])
+@pytest.mark.parametrize("example", HAZARDS, ids=[e.origin for e in HAZARDS])
 def test_every_catalogue_fix_removes_its_hazard(example: Example, torch_runs: TorchRuns) -> None:
     """Fixed whole: every finding is fixed or went with a fix on its line, idempotent, and
     torch agrees: the fixed program runs and computes what the out-of-place twin computes (a
     `raises` hazard no longer raises)."""
+    if not _fixable(example):
+        pytest.skip("no fix is offered for this hazard")
     before = _findings(example)
     result = fix_text(example.source, example.origin, unsafe=True)
     assert result.applied, example.origin
