@@ -308,34 +308,33 @@ def verified(
         enabled = frozenset(codes) if codes is not None else None
         lint = functools.partial(_lint_text, path=path, codes=enabled)
     good: set[int] = set()
-    if together:
-        _settle_batches(text, findings, _disjoint(fixable, text), lint, good)
     reasons: dict[int, str] = {}
+
+    def passes(group: list[Finding]) -> bool:
+        why = verify(text, findings, group, lint)
+        if why is None:
+            good.update(id(f) for f in group)
+        elif len(group) == 1:
+            reasons[id(group[0])] = why
+        return why is None
+
+    if together:
+        _halving(_disjoint(fixable, text), passes)
     for finding in fixable:
-        if id(finding) not in good:
-            why = verify(text, findings, [finding], lint)
-            if why is None:
-                good.add(id(finding))
-            else:
-                reasons[id(finding)] = why
+        if id(finding) not in good and id(finding) not in reasons:
+            passes([finding])
     kept = [f if id(f) not in reasons else replace(f, fix=None) for f in findings]
     return kept, [Dropped(f, reasons[id(f)]) for f in findings if id(f) in reasons]
 
 
-def _settle_batches(
-    text: str, findings: Sequence[Finding], batch: list[Finding], lint: Lint, good: set[int]
-) -> None:
-    """Add to ``good`` the fixes of ``batch`` that pass verification together, halving a
-    batch that fails until the failing fixes stand alone (left for the caller to check by
-    themselves): a file with hundreds of fixes costs a few analyses, not one per fix."""
-    if len(batch) < 2:
+def _halving(group: list[Finding], passes: Callable[[list[Finding]], bool]) -> None:
+    """Verify ``group`` together with ``passes``; where it fails, each half in turn, down to
+    single fixes: a file with hundreds of fixes costs a few analyses, not one per fix."""
+    if not group or passes(group) or len(group) == 1:
         return
-    if verify(text, findings, batch, lint) is None:
-        good.update(id(f) for f in batch)
-        return
-    middle = len(batch) // 2
-    _settle_batches(text, findings, batch[:middle], lint, good)
-    _settle_batches(text, findings, batch[middle:], lint, good)
+    middle = len(group) // 2
+    _halving(group[:middle], passes)
+    _halving(group[middle:], passes)
 
 
 def _lint_text(text: str, path: str, codes: frozenset[str] | None) -> list[Finding]:
@@ -382,25 +381,22 @@ def _passing(
 
     Fixes that touch no other are tried together first, and a failing group is halved until
     the failing fixes stand alone, so a file with hundreds of fixes costs a few analyses, not
-    one per fix. Members of a group that passes share the group's round."""
+    one per fix (:func:`_halving`). Members of a group that passes share the group's round."""
     rounds: dict[int, tuple[_Round, list[Finding]]] = {}
 
-    def settle(group: list[Finding]) -> None:
+    def passes(group: list[Finding]) -> bool:
         outcome = _verified_round(text, findings, group, lint, unsafe)
         if not isinstance(outcome, str):
             rounds.update((id(f), (outcome, group)) for f in group)
         elif len(group) == 1:
             rejected[_identity(group[0])] = outcome
-        else:
-            settle(group[: len(group) // 2])
-            settle(group[len(group) // 2 :])
+        return not isinstance(outcome, str)
 
     batch = _disjoint(candidates, text)
-    if batch:
-        settle(batch)
+    _halving(batch, passes)
     for finding in candidates:
         if finding not in batch:
-            settle([finding])
+            passes([finding])
     return rounds
 
 
