@@ -211,10 +211,6 @@ class Binder(AnalyzerBase):
             self._function_locals[id(func)] = bound_names(func)[0]
         return self._function_locals[id(func)]
 
-    @functools.cached_property
-    def _function_locals(self) -> dict[int, dict[str, int]]:
-        return {}
-
     def _branches(self, bodies: list[Sequence[cst.CSTNode]], guarded: bool = False) -> None:
         scope = self.scope
         start_env = dict(scope.env)

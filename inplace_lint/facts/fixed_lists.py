@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.syntax import bound_names
-from inplace_lint.facts.walk import own_nodes
+from inplace_lint.facts.walk import own_nodes, walk
 
 
 def fixed_lists(func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ...]]:
@@ -39,18 +39,16 @@ def fixed_lists(func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ..
     if not found:
         return found
     changed: set[str] = set()
-
-    class _Changes(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            target = node.func
-            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-                changed.add(target.value.value)
-
-        def visit_Subscript(self, node: cst.Subscript) -> None:
-            # ``layers[0] = m`` or ``del layers[0]``: reads are harmless but rare enough
-            # next to a fixed list that any subscript disqualifies the name
-            if isinstance(node.value, cst.Name):
-                changed.add(node.value.value)
-
-    func.body.visit(_Changes())
+    for node in walk(func.body):
+        # a method call on the name (``layers.pop(2)``), or any subscript of it
+        # (``layers[0] = m``, ``del layers[0]``; reads are harmless but rare enough beside a
+        # fixed list that any subscript disqualifies the name)
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute):
+            holder = node.func.value
+        elif type(node) is cst.Subscript:
+            holder = node.value
+        else:
+            continue
+        if isinstance(holder, cst.Name):
+            changed.add(holder.value)
     return {name: items for name, items in found.items() if name not in changed}

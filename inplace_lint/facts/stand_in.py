@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from inplace_lint.facts.syntax import binding_target
 from inplace_lint.facts.walk import walk
 
 _CODE = cst.Module(body=[])
@@ -76,15 +77,10 @@ def _binds(body: Sequence[cst.CSTNode], name: str, last: int = 0) -> bool:
     stmts = body[: len(body) - last] if last else body
     for stmt in stmts:
         for node in walk(stmt):
-            if isinstance(
-                node, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For | cst.CompFor
+            target = binding_target(node)
+            if target is not None and any(
+                type(n) is cst.Name and n.value == name for n in walk(target)
             ):
-                target = node.target
-            elif isinstance(node, cst.AsName | cst.NamedExpr):
-                target = node.name if isinstance(node, cst.AsName) else node.target
-            else:
-                continue
-            if any(type(n) is cst.Name and n.value == name for n in walk(target)):
                 return True
     return False
 

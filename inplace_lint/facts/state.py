@@ -137,6 +137,8 @@ class AnalyzerBase:
             memo.start(self.imports, self.table, self._defs, module.body)
         self.classes = collect_classes(statements, self.imports, self.table)
         self._containers_of: dict[int, frozenset[str]] = {}
+        #: per function (by id): the names it binds, which Python makes local to it
+        self._function_locals: dict[int, dict[str, int]] = {}
         self._members: dict[int, Value] = {}
         self._grad_params: dict[int, dict[str, int]] = {}
         #: enclosing loops: [id, names counting distinct iterations, seq the pass started at]

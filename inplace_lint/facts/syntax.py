@@ -18,6 +18,8 @@ from inplace_lint.facts.ops import (
 )
 from inplace_lint.facts.walk import (
     Walker,
+    is_expression,
+    nested_scope,
     walk,
 )
 
@@ -285,60 +287,44 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
     return names
 
 
+def binding_target(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The target through which ``node`` binds names (``x = ``, ``x += ``, ``x: T``,
+    ``for x in``, a comprehension's ``for x in``, ``as x``, ``x :=``), or None."""
+    if isinstance(node, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For | cst.CompFor):
+        return node.target
+    if isinstance(node, cst.AsName):
+        return node.name
+    if isinstance(node, cst.NamedExpr):
+        return node.target
+    return None
+
+
 def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set[str]]:
     """How often each name is bound directly in ``root`` (a module or one function body:
-    nested functions and classes are skipped), and the names its functions declare
-    ``global``."""
+    nested functions, classes and comprehensions, each a scope of its own, are skipped), and
+    the names its functions declare ``global``."""
     counts: dict[str, int] = {}
-    declared: set[str] = set()
 
-    class _Bindings(cst.CSTVisitor):
-        depth = 0
+    def count(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            counts[target.value] = counts.get(target.value, 0) + 1
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                count(element.value)
+        elif isinstance(target, cst.StarredElement):
+            count(target.value)
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            self.depth += node is not root
-
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            self.depth -= original_node is not root
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            self.depth += 1
-
-        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-            self.depth -= 1
-
-        def visit_Global(self, node: cst.Global) -> None:
-            declared.update(item.name.value for item in node.names)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            self._bind(node.target)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is not None:
-                self._bind(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self._bind(node.target)
-
-        def visit_For(self, node: cst.For) -> None:
-            self._bind(node.target)
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            self._bind(node.name)
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            self._bind(node.target)
-
-        def _bind(self, target: cst.BaseExpression) -> None:
-            if self.depth:
-                return
-            if isinstance(target, cst.Name):
-                counts[target.value] = counts.get(target.value, 0) + 1
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                for element in target.elements:
-                    self._bind(element.value)
-            elif isinstance(target, cst.StarredElement):
-                self._bind(target.value)
-
-    root.visit(_Bindings())
+    for node in walk(root, skip=nested_scope):
+        unbound = isinstance(node, cst.CompFor) or (
+            isinstance(node, cst.AnnAssign) and node.value is None
+        )
+        target = None if unbound else binding_target(node)
+        if target is not None:
+            count(target)
+    declared = {
+        item.name.value
+        for node in walk(root, skip=is_expression)
+        if isinstance(node, cst.Global)
+        for item in node.names
+    }
     return counts, declared
