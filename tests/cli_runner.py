@@ -1,4 +1,5 @@
-"""Run the ``inplace-lint`` command line in this process, as ``python -m inplace_lint`` would.
+"""Run the ``inplace-lint`` command line in this process, as ``python -m inplace_lint`` would;
+and ``write``, which lays out the scratch files such tests lint.
 
 Most command-line tests are about what the command decides (options, configuration, formats),
 not about the process around it; starting an interpreter for each of them cost the suite
@@ -89,3 +90,14 @@ def _contents(stream: io.TextIOWrapper) -> bytes:
     if not stream.closed:
         stream.flush()
     return buffer.contents()
+
+
+def write(root: Path, files: Mapping[str, str | bytes]) -> None:
+    """Create ``files`` (relative path -> text or bytes) under ``root``."""
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")

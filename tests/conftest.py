@@ -109,6 +109,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """A scratch folder whose empty pyproject.toml stops the search for configuration (a
+    module may define its own ``work`` with other contents)."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def torch_runs() -> TorchRuns:
     """Each distinct example source and twin run once under torch for the whole session."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_runner import in_process
+from cli_runner import in_process, write
 
 from inplace_lint import __version__
 
@@ -135,24 +135,6 @@ def run_process(cwd: Path, *args: str, stdin: bytes | str = b"") -> Result:
 def run_all(cwd: Path, argvs: Sequence[Sequence[str]]) -> list[Result]:
     """Several independent runs, one after another."""
     return [run(cwd, *argv) for argv in argvs]
-
-
-def write(root: Path, files: dict[str, str | bytes]) -> None:
-    """Create ``files`` (relative path -> text or bytes) under ``root``."""
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """A scratch folder whose empty pyproject.toml stops the search for configuration."""
-    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    return tmp_path
 
 
 def test_format_is_sorted_by_path_line_and_column(work: Path) -> None:

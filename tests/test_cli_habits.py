@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from cli_runner import write
 
 from inplace_lint import __version__
 
@@ -125,20 +125,6 @@ def run_on_terminal(
     text = shown.decode().replace("\r\n", "\n")  # the terminal's line discipline adds \r
     assert "Traceback" not in text + piped
     return rc, text, piped
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """A scratch folder whose pyproject.toml stops the search for configuration."""
-    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    return tmp_path
 
 
 def test_no_path_lints_the_current_folder(work: Path) -> None:

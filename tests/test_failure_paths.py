@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runner import write
 
 from inplace_lint.cache import CACHE_DIR_NAME, STALE_SECONDS, Cache
 
@@ -74,18 +75,6 @@ def run(cwd: Path, *args: str, **faults: str) -> Run:
 def heads(result: Run) -> list[str]:
     """``path:line:col: CODE`` of each finding."""
     return [" ".join(line.split(" ", 2)[:2]) for line in result.out]
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    return tmp_path
 
 
 # --------------------------------------------------------------------------- permissions
