@@ -542,3 +542,13 @@ def test_excludes_still_apply_below_a_named_excluded_folder(work: Path) -> None:
     write(work, {"build/m.py": HAZARD, **nested})
     result = run(work, "build")
     assert (result.rc, result.heads) == (1, ["build/m.py:4:1: IPL001"])
+
+
+def test_the_readme_quotes_the_examples_summary_line_as_it_is() -> None:
+    """The README's Quick start says what linting examples/ ends with; keep it true."""
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"Over all of `examples/` the last line reads\n`([^`]+)`", readme)
+    assert quoted is not None
+    result = run(root, "--no-cache", "examples")
+    assert result.summary == quoted.group(1)
