@@ -505,6 +505,34 @@ def swapped(path: str, line: int) -> Iterator[bool]:
 # --------------------------------------------------------------------------- one run
 
 
+def _seed(seed: int) -> None:
+    """``torch.manual_seed``; only the CPU generator when torch has no accelerator, where the
+    rest of ``manual_seed`` only queues lazy seeds for absent backends, formatting the
+    caller's stack for each (milliseconds under a deep stack)."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and not accelerator.is_available():
+        torch.default_generator.manual_seed(seed)
+    else:
+        torch.manual_seed(seed)
+
+
+def _deterministic(mode: bool, warn_only: bool) -> None:
+    """``torch.use_deterministic_algorithms`` without importing inductor when nothing has.
+
+    The public function imports ``torch._inductor.config`` (and with it ``torch._dynamo``) to
+    set inductor's copy of the flag: seconds of start-up for every ``confirm`` run, and once
+    ``torch._dynamo`` is loaded torch wraps each dispatch mode's handler in
+    ``torch._dynamo.disable``. When inductor is not loaded there is no copy to keep in step, so
+    only the kernels' flag is set; once it is loaded (the user's code compiles) the public
+    function is used.
+    """
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if "torch._inductor.config" in sys.modules or setter is None:
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        setter(mode, warn_only=warn_only)
+
+
 @contextmanager
 def _quiet_and_restored(seed: int) -> Iterator[None]:
     grad = torch.is_grad_enabled()
@@ -513,18 +541,18 @@ def _quiet_and_restored(seed: int) -> Iterator[None]:
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     random.seed(seed)
-    torch.manual_seed(seed)
+    _seed(seed)
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # deterministic kernels where torch has them, so runs can be compared
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _deterministic(True, warn_only=True)
         try:
             yield
         finally:
-            torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+            _deterministic(deterministic, warn_only=warn_only)
             torch.set_grad_enabled(grad)
             torch.set_default_dtype(dtype)
             os.chdir(cwd)
