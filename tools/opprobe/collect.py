@@ -27,7 +27,7 @@ from .recipes import (
     module_args_recipes,
     module_recipes,
 )
-from .specs import C, Recipe, Spec, T, build, make_tensor
+from .specs import C, Recipe, Spec, T, build, make_tensor, reseed
 
 # (namespace, module, modules its functions may be defined in)
 NAMESPACES: list[tuple[str, Any, frozenset[str]]] = [
@@ -248,7 +248,7 @@ def module_args_entry(name: str) -> dict[str, Any] | None:
 def is_view_property(name: str) -> bool:
     """Whether the Tensor property ``name`` returns a tensor aliasing ``self``."""
     for spec in (T(), C(), T(2, 3, 4)):
-        torch.manual_seed(0)
+        reseed()
         tensor = make_tensor(spec, grad=True)
         try:
             with warnings.catch_warnings():
@@ -296,7 +296,7 @@ def is_factory(name: str) -> bool:
     fn = getattr(torch, name)
     recipes = LIKE_RECIPES if name.endswith("_like") else FACTORY_RECIPES
     for args, kwargs in recipes:
-        torch.manual_seed(0)
+        reseed()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

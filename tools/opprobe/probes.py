@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
 from torch import nn
 
 from .graph import (
@@ -21,7 +20,7 @@ from .graph import (
 )
 from .params import ParamsOf, param_name
 from .recipes import GENERIC, SPECIFIC, ModuleRecipe
-from .specs import Recipe, build, on_device
+from .specs import Recipe, build, on_device, reseed
 
 
 @dataclass
@@ -40,7 +39,7 @@ def probe_call(
     fn: Callable[..., Any], recipe: Recipe, params_of: ParamsOf, grad: bool = True
 ) -> Outcome | None:
     """Call ``fn`` once with freshly built arguments and inspect what it did."""
-    torch.manual_seed(0)
+    reseed()
     args = build(recipe[0], grad)
     kwargs = build(recipe[1], grad)
     params = params_of(args, kwargs)
@@ -109,7 +108,7 @@ def probe_module(
 ) -> ModuleOutcome | None:
     """Build the module, run forward once and inspect the graph behind its outputs."""
     kwargs = {**recipe.kwargs, "inplace": True} if inplace else recipe.kwargs
-    torch.manual_seed(0)
+    reseed()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -145,7 +144,7 @@ def forward_arg_names(cls: type[nn.Module], count: int) -> list[str]:
 
 def probe_module_args(cls: type[nn.Module], recipe: ModuleRecipe, train: bool) -> list[str] | None:
     """Paths of the forward arguments and outputs that one forward call saved, sorted."""
-    torch.manual_seed(0)
+    reseed()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from . import collect
+from .specs import reseed
 
 Results = dict[str, Any]
 Log = Callable[[str], None]
@@ -65,7 +66,7 @@ def run_unit(unit: str) -> Any:
 
 def run_in_process(units: list[str], log: Log) -> tuple[Results, dict[str, str]]:
     """Run every unit here, one after the other (the default on CPU); nothing is skipped."""
-    torch.manual_seed(0)
+    reseed()
     results = {}
     for index, unit in enumerate(units, 1):
         results[unit] = run_unit(unit)
