@@ -30,12 +30,22 @@ Usage::
     .venv/bin/python bench/untuned.py --only kornia         # one project (repeatable)
     .venv/bin/python bench/untuned.py --saved --verdicts bench/untuned_verdicts.json
     .venv/bin/python bench/untuned.py --saved --verdicts bench/untuned_verdicts.json --markdown
+
+Run 2 used other projects, another folder and a pinned checkout of the linter (``--linter DIR``:
+the linter is imported from ``DIR``, run there with ``PYTHONPATH=DIR`` and ``python -P`` so that
+nothing else on the path is picked up, and its commit is read from ``DIR``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_2.json \
+        --dest bench/.untuned/run2 --linter /work/base21
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_2.json \
+        --dest bench/.untuned/run2 --saved --verdicts bench/untuned_verdicts_2.json --markdown
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -120,11 +130,12 @@ def load_projects(path: Path) -> list[Project]:
     ]
 
 
-def linter_commit() -> str:
-    """The short commit of the linter's repository (read-only git queries), with ``+dirty``
-    when ``inplace_lint/`` differs from it: then the run is not the run of that commit."""
+def linter_commit(root: Path = ROOT) -> str:
+    """The short commit of the linter's repository ``root`` (read-only git queries), with
+    ``+dirty`` when ``inplace_lint/`` differs from it: then the run is not the run of that
+    commit."""
     head = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
         capture_output=True,
         text=True,
         check=False,
@@ -134,7 +145,7 @@ def linter_commit() -> str:
             "git",
             "--no-optional-locks",
             "-C",
-            str(ROOT),
+            str(root),
             "status",
             "--porcelain",
             "--",
@@ -162,11 +173,20 @@ def count_lines(folder: Path) -> tuple[int, int, int]:
 
 
 def lint(
-    targets: Sequence[str], python: str, jobs: int
+    targets: Sequence[str], python: str, jobs: int, linter: Path | None = None
 ) -> tuple[list[dict[str, object]] | None, list[str]]:
-    """Run the linter once; return the JSON findings (None on an internal error) and stderr."""
+    """Run the linter once; return the JSON findings (None on an internal error) and stderr.
+
+    With ``linter`` the package is imported from that checkout only: the command runs there,
+    with ``PYTHONPATH`` set to it and ``-P`` (no script or current folder on the path)."""
+    env = None
+    isolation: list[str] = []
+    if linter is not None:
+        env = {**os.environ, "PYTHONPATH": str(linter)}
+        isolation = ["-P"]
     command = [
         python,
+        *isolation,
         "-m",
         "inplace_lint",
         "check",
@@ -179,7 +199,9 @@ def lint(
         str(jobs),
         *targets,
     ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=linter or ROOT, env=env, capture_output=True, text=True, check=False
+    )
     errors = [line for line in done.stderr.splitlines() if line.strip()]
     if any(INTERNAL in line for line in errors):
         return None, errors
@@ -190,9 +212,11 @@ def lint(
     return findings, errors
 
 
-def bisect(files: Sequence[str], python: str, jobs: int, result: Result) -> None:
+def bisect(
+    files: Sequence[str], python: str, jobs: int, result: Result, linter: Path | None = None
+) -> None:
     """Lint ``files``; on an internal error split them until each crashing file is alone."""
-    findings, errors = lint(files, python, jobs)
+    findings, errors = lint(files, python, jobs, linter)
     if findings is not None:
         result.findings.extend(findings)
         result.errors.extend(errors)
@@ -201,26 +225,31 @@ def bisect(files: Sequence[str], python: str, jobs: int, result: Result) -> None
         result.crashes.append(f"{files[0]}: {errors[-1] if errors else 'no output'}")
         return
     middle = len(files) // 2
-    bisect(files[:middle], python, jobs, result)
-    bisect(files[middle:], python, jobs, result)
+    bisect(files[:middle], python, jobs, result, linter)
+    bisect(files[middle:], python, jobs, result, linter)
 
 
-def check_project(project: Project, dest: Path, python: str, jobs: int) -> Result:
-    """Lint one unpacked project and save its findings next to it."""
-    folder = dest / project.folder
+def check_project(
+    project: Project, dest: Path, python: str, jobs: int, linter: Path | None = None
+) -> Result:
+    """Lint one unpacked project and save its findings next to it. With ``linter`` (a checkout
+    the linter runs from, in its own folder) the paths are given absolute."""
+    folder = dest.resolve() / project.folder if linter is not None else dest / project.folder
     result = Result(project)
     result.files, result.lines, result.code = count_lines(folder)
-    shown = folder.relative_to(ROOT).as_posix() if folder.is_relative_to(ROOT) else str(folder)
+
+    def shown(path: Path) -> str:
+        if linter is None and path.is_relative_to(ROOT):
+            return path.relative_to(ROOT).as_posix()
+        return str(path)
+
     start = time.perf_counter()
-    findings, errors = lint([shown], python, jobs)
+    findings, errors = lint([shown(folder)], python, jobs, linter)
     if findings is None:
         print(f"  {project.folder}: internal error, bisecting ...", flush=True)
         result.errors.extend(f"whole-folder run: {line}" for line in errors[-5:])
-        files = sorted(
-            p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p)
-            for p in folder.rglob("*.py")
-        )
-        bisect(files, python, jobs, result)
+        files = sorted(shown(p) for p in folder.rglob("*.py"))
+        bisect(files, python, jobs, result, linter)
     else:
         result.findings = findings
         result.errors = errors
@@ -229,12 +258,13 @@ def check_project(project: Project, dest: Path, python: str, jobs: int) -> Resul
     return result
 
 
-def save(result: Result, dest: Path, commit: str) -> None:
+def save(result: Result, dest: Path, commit: str, linter: Path | None = None) -> None:
     """Write ``findings-<name>.json``: the findings and how they were obtained."""
     record = {
         "project": result.project.name,
         "version": result.project.version,
         "commit": commit,
+        "linter": str(linter or ROOT),
         "when": time.strftime("%Y-%m-%d %H:%M:%S"),
         "files": result.files,
         "lines": result.lines,
@@ -403,6 +433,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--python", default=str(DEFAULT_PYTHON), help="interpreter that has inplace_lint"
     )
     parser.add_argument("--jobs", type=int, default=2, help="linter processes (default 2)")
+    parser.add_argument(
+        "--linter",
+        type=Path,
+        help="run the linter of this checkout (imported from it alone, run in it) instead of "
+        "this repository's",
+    )
     parser.add_argument("--only", action="append", metavar="NAME", help="just this project")
     parser.add_argument(
         "--saved", action="store_true", help="do not lint: use the findings a run saved"
@@ -425,7 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[Result] = []
     runs: set[str] = set()
     failed: list[str] = []
-    commit = linter_commit()
+    linter = args.linter.resolve() if args.linter else None
+    commit = linter_commit(linter or ROOT)
     for project in projects:
         if args.saved:
             result, run = load_saved(project, args.dest)
@@ -439,8 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed.append(project.name)
             continue
         print(f"linting {project.folder} ...", flush=True)
-        result = check_project(project, args.dest, args.python, args.jobs)
-        save(result, args.dest, commit)
+        result = check_project(project, args.dest, args.python, args.jobs, linter)
+        save(result, args.dest, commit, linter)
         results.append(result)
     print()
     if args.saved:
