@@ -5,7 +5,8 @@
   1 (for this process and every child it starts), which made the torch tests several times
   faster on a busy 2-core machine. Set it yourself to override.
 * Work several test modules need is done once a session: torch runs of the catalogue examples
-  and their twins (``torch_runs``), libcst parses of repository files (``libcst_parse``).
+  and their twins (``torch_runs``), libcst parses of repository files (``libcst_parse``), the
+  pre-commit hook's environment (``precommit_home``).
 * Under pytest-xdist (``-n``, on by default in pyproject.toml) each test module runs whole on
   one worker, and modules that share session work run on the same one (``_SHARED``), so no
   session or module fixture is computed twice.
@@ -31,6 +32,10 @@ for _path in (_TESTS.parent, _TESTS):
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from harness import TorchRuns  # noqa: E402  (needs the path set above)
+
+#: pytest's own ``pytester`` runs whole pytest sessions in process (the dynamic checker's
+#: pytest plugin is tested through it).
+pytest_plugins = ("pytester",)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -59,6 +64,8 @@ _SHARED = {
     "test_fix": "torch_runs",
     "test_from_ast": "libcst_parse",
     "test_reparse": "libcst_parse",
+    "test_precommit": "precommit_home",
+    "test_readme_precommit": "precommit_home",
 }
 
 
@@ -115,6 +122,14 @@ def work(tmp_path: Path) -> Path:
     module may define its own ``work`` with other contents)."""
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def precommit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One PRE_COMMIT_HOME for the session: pre-commit builds the hook's environment for this
+    repository at one commit once, and every test that runs the hook from this checkout reuses
+    it (pre-commit's own store, keyed by repository and commit, locked for concurrent use)."""
+    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 @pytest.fixture(scope="session")

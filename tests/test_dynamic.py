@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("torch")
 
 import torch
+from cli_runner import in_process
 from harness import Example, all_examples, catalogue_examples
 
 from inplace_lint.checks import all_rules
@@ -176,11 +177,20 @@ def test_cli_confirm(tmp_path: Path) -> None:
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, target: str, message: str) -> None:
+    """In process (tests/cli_runner.py); the first target also in a real process, whose exit
+    status and streams are what a user sees."""
     (tmp_path / "models.py").write_text(BUILD, encoding="utf-8")
-    result = _cli("confirm", target, cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    code, out, err = in_process(tmp_path, ["confirm", target], env={"PYTHONWARNINGS": "ignore"})
+    if target == "models.py::broken":
+        result = _cli("confirm", target, cwd=tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (
+            code,
+            out.decode(),
+            err.decode(),
+        )
+    assert code == 2
+    assert out == b""
+    (line,) = err.decode().splitlines()
     assert line.startswith("inplace-lint: error: ") and message in line
 
 
@@ -233,7 +243,9 @@ def test_bad_input_from_api() -> None:
         confirm(torch.nn.Linear(4, 2), torch.randn(3, 5))
 
 
-def test_pytest_fixture_via_conftest(tmp_path: Path) -> None:
+def test_pytest_fixture_via_conftest(pytester: pytest.Pytester) -> None:
+    """A real pytest session (in process, pytester's) whose conftest names the plugin."""
+    tmp_path = pytester.path
     (tmp_path / "conftest.py").write_text(
         'pytest_plugins = ["inplace_lint.dynamic.pytest_plugin"]\n'
     )
@@ -253,11 +265,7 @@ def test_pytest_fixture_via_conftest(tmp_path: Path) -> None:
             """
         )
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert "1 failed, 1 passed" in result.stdout, result.stdout
-    assert "IPL001 confirmed" in result.stdout
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", str(tmp_path))
+    out = result.stdout.str()
+    assert "1 failed, 1 passed" in out, out
+    assert "IPL001 confirmed" in out

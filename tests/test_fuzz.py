@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -136,7 +137,10 @@ def grammar() -> st.SearchStrategy[str]:
     return source.map(lambda code: HEADER + code)
 
 
-GRAMMAR = grammar()
+#: Built on first draw: hypothesmith compiles its grammar with lark (seconds), which every
+#: xdist worker would otherwise pay while collecting.
+GRAMMAR = st.deferred(grammar)
+HAS_HYPOTHESMITH = importlib.util.find_spec("hypothesmith") is not None
 
 
 def check_findings(findings: list[Finding], text: str | None, path: str) -> None:
@@ -193,7 +197,7 @@ def test_engine_and_fixer_on_mutated_corpus(text: str) -> None:
     check_fix(text)
 
 
-@pytest.mark.skipif(GRAMMAR.is_empty, reason="hypothesmith is not installed")
+@pytest.mark.skipif(not HAS_HYPOTHESMITH, reason="hypothesmith is not installed")
 @fuzz(40)
 @given(GRAMMAR)
 def test_engine_and_fixer_on_grammar_generated_python(text: str) -> None:

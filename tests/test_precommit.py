@@ -6,8 +6,8 @@ among them: the hooks take ``types_or: [python, jupyter]``, as ruff's do); then 
 is installed and a commit with a hazard is rejected while a clean one goes through; then the
 ``inplace-lint-fix`` hook rewrites the hazard and the fixed file commits. Both hooks pass
 ``--force-exclude``, so a file the project excludes commits unchecked and unfixed though
-pre-commit names it. All share one environment (same repository, same commit), built once in a
-scratch PRE_COMMIT_HOME.
+pre-commit names it. All share one environment (same repository, same commit), built once in the
+session's scratch PRE_COMMIT_HOME (``precommit_home``, shared with test_readme_precommit.py).
 """
 
 from __future__ import annotations
@@ -38,9 +38,11 @@ def sh(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProces
     )
 
 
-def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(tmp_path: Path) -> None:
+def test_hook_rejects_a_hazardous_commit_and_passes_a_clean_one(
+    tmp_path: Path, precommit_home: Path
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    env.update(PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
+    env.update(PRE_COMMIT_HOME=str(precommit_home), PRE_COMMIT_COLOR="never")
     git = (
         "git",
         "-c",

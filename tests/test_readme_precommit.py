@@ -43,12 +43,12 @@ def sh(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProces
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def project(tmp_path: Path, precommit_home: Path) -> tuple[Path, dict[str, str]]:
     """A git repository with a staged hazard, and the environment to run pre-commit in."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
     bindir = str(Path(sys.executable).parent)  # where this environment's inplace-lint lives
     env.update(
-        PRE_COMMIT_HOME=str(tmp_path / "home"),
+        PRE_COMMIT_HOME=str(precommit_home),
         PRE_COMMIT_COLOR="never",
         PATH=bindir + os.pathsep + env.get("PATH", ""),
     )
