@@ -59,13 +59,16 @@ def lint_source(
     tree: ast.AST | None = None,
     noqa: bool = True,
     reuse: StatementReuse | None = None,
+    fixes: bool = True,
 ) -> list[Finding]:
     """Lint Python source text; ``codes`` limits the rules (default: those on by default).
 
     ``tree`` is ``ast.parse(text)`` when the caller already has it (flake8 does), so the syntax
     screen does not parse again; ``noqa=False`` keeps findings that ``# noqa`` would silence;
     ``reuse`` keeps the statements of an earlier version of the same document (the language
-    server's edits), so only the changed ones are parsed again.
+    server's edits), so only the changed ones are parsed again; ``fixes=False`` leaves the
+    findings without fixes, for a caller that cannot offer them (flake8), which saves building
+    and verifying them.
     """
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     if not may_contain_hazard(text, enabled):
@@ -77,7 +80,7 @@ def lint_source(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint_screened(text, path, enabled, tree, noqa, reuse)
+        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes)
     finally:
         if collecting:
             gc.enable()
@@ -90,6 +93,7 @@ def _lint_screened(
     tree: ast.AST | None,
     noqa: bool,
     reuse: StatementReuse | None,
+    fixes: bool = True,
 ) -> list[Finding]:
     problem, tree = _screen_syntax(text, path, tree)
     if problem is not None:
@@ -115,7 +119,9 @@ def _lint_screened(
             memo = reuse.positions if reuse is not None else None
             positions = positions_for(module, tops, _nodes_to_place(raw), memo)
             parents = reuse.parents if reuse is not None else None
-            placed = attach_fixes(module, _place(raw, path, positions), positions, text, parents)
+            placed = _place(raw, path, positions)
+            if fixes:
+                placed = attach_fixes(module, placed, positions, text, parents)
         return _filter(placed, text) if noqa else sorted(placed, key=Finding.sort_key)
     except cst.ParserSyntaxError as exc:
         return [_parse_error(path, exc.raw_line, exc.raw_column + 1, exc.message)]

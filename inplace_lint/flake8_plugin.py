@@ -52,7 +52,9 @@ class InplaceLintChecker:
         """``(line, column - 1, "CODE message", type)``: flake8 adds 1 to the column."""
         codes = {r.code for r in all_rules() if r.default} | self.opt_in | {PARSE_ERROR}
         text = "".join(self.lines)
-        for finding in lint_source(text, self.filename, codes, tree=self.tree, noqa=self.noqa):
+        for finding in lint_source(
+            text, self.filename, codes, tree=self.tree, noqa=self.noqa, fixes=False
+        ):
             yield (
                 finding.line,
                 finding.column - 1,
