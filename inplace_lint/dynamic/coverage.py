@@ -9,14 +9,21 @@ registries, default configs). So a library that was only imported holds no reach
 not linted, and reports no "not reached" findings; and an import under the hook costs one
 call event per frame instead of one event per line.
 
-Limits: one thread (``sys.settrace`` is per thread); a frame already running when the hook is
-installed is not traced.
+Other threads: ``sys.settrace`` is per thread, and on CUDA autograd runs backward (a custom
+Function's ``backward`` included) in its own device thread. Pass A's dispatch mode, which
+autograd carries into that thread, calls ``follow_this_thread`` at each op: a thread not
+traced yet is traced from then on, its running user frames from their current line. The
+thread's hook removes itself at its first event after the run.
+
+Limits: a frame already running when the hook is installed is traced from the line it is on;
+a thread that never dispatches a torch op under pass A is not traced.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -24,7 +31,7 @@ from typing import Any
 
 from inplace_lint.dynamic import sites
 
-__all__ = ["Coverage"]
+__all__ = ["Coverage", "follow_this_thread"]
 
 MODULE_BODY = "<module>"
 #: Where every import that is not already in ``sys.modules`` goes through: the finders and
@@ -45,6 +52,8 @@ class Coverage:
         self.own = os.path.abspath(own) if own else None
         self.importing = 0
         self._imports: dict[str, bool] = {}
+        #: the thread ``active`` traces; others join through ``follow_this_thread``
+        self.thread: int | None = None
 
     def _is_import(self, filename: str) -> bool:
         """Whether a module body from ``filename`` runs as an import (not the subject)."""
@@ -84,16 +93,57 @@ class Coverage:
 
     @contextmanager
     def active(self) -> Iterator[Coverage]:
-        previous = sys.gettrace()
+        global _ACTIVE
+        previous, outer = sys.gettrace(), _ACTIVE
         sys.settrace(self._call)
+        _ACTIVE, self.thread = self, threading.get_ident()
         try:
             yield self
         finally:
             sys.settrace(previous)
+            _ACTIVE = outer
             self.importing = 0
+
+    def adopt(self, frame: FrameType | None) -> None:
+        """Trace the calling thread from now on, and its running user frames (``frame`` and
+        its callers) from their current lines."""
+        sys.settrace(self._adopted)
+        while frame is not None:
+            code = frame.f_code
+            if not self.importing and sites.is_user_file(code.co_filename):
+                self.raw.add((code.co_filename, frame.f_lineno))
+                frame.f_trace = self._adopted_line
+            frame = frame.f_back
+
+    def _adopted(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if _ACTIVE is not self:  # the run is over: leave the thread as it was
+            sys.settrace(None)
+            return None
+        return self._call(frame, event, arg)
+
+    def _adopted_line(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if _ACTIVE is not self:
+            return None
+        return self._line(frame, event, arg)
 
     def lines(self) -> set[tuple[str, int]]:
         """The lines that ran, as absolute paths. A frame that was being traced keeps its
         local trace function after ``active`` ends, so lines can still be added while this
         runs (seen under load); ``set.copy`` takes the snapshot without running Python."""
         return {(os.path.abspath(f), line) for f, line in self.raw.copy()}
+
+
+#: The coverage recording the run now (runs do not overlap), for threads that join it.
+_ACTIVE: Coverage | None = None
+
+
+def follow_this_thread() -> None:
+    """Trace the calling thread too, when a run is being recorded and nothing traces this
+    thread (autograd's device thread on CUDA). Cheap when there is nothing to do: it is called
+    at every op pass A sees."""
+    coverage = _ACTIVE
+    if coverage is None or sys.gettrace() is not None:
+        return
+    if threading.get_ident() == coverage.thread:
+        return  # the run's own thread, between a nested tracer's removal and ``active``'s end
+    coverage.adopt(sys._getframe(1))

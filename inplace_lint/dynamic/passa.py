@@ -32,6 +32,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from inplace_lint.dynamic import sites
+from inplace_lint.dynamic.coverage import follow_this_thread
 from inplace_lint.dynamic.sites import Site
 
 __all__ = ["Detector", "Hit", "ModuleSites", "track_modules"]
@@ -246,6 +247,7 @@ class _Mode(TorchDispatchMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         kwargs = kwargs or {}
+        follow_this_thread()  # autograd's device thread on CUDA runs user backward code too
         detector = self.detector
         if detector.pending:
             detector.settle()
