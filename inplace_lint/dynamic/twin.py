@@ -109,7 +109,9 @@ def out_of_place_twin(source: str, lines: set[int] | None = None) -> str:
     """
     module = cst.parse_module(source)
     first = _TwinTransformer(lines)
-    module = MetadataWrapper(module).visit(first)
+    # a fresh parse holds no node twice: no defensive deep copy before reading positions (the
+    # rewritten tree may, since a rewrite can use one name node twice: that one is copied)
+    module = MetadataWrapper(module, unsafe_skip_copy=True).visit(first)
     if lines:
         left = set(lines) - first.matched
         if left:
