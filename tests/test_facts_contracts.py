@@ -230,3 +230,239 @@ def test_the_input_of_a_torch_module_is_a_tensor_in_any_method() -> None:
             return x
     """
     assert codes(source) == [(16, "IPL001")]
+
+
+# Graphs that outlive one step (issue 18, round 6): which parameters an optimizer updates,
+# what a helper or a method call does to the graph, and which values a forward saved.
+
+TWIN_CRITIC = """
+import torch
+from torch import nn
+
+
+class Twin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q1 = nn.Linear(4, 1)
+        self.q2 = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.q1(x), self.q2(x)
+
+
+class Agent:
+    def __init__(self):
+        self.policy = nn.Linear(4, 4)
+        self.critic = Twin()
+        self.critic_target = Twin()
+        self.first_optim = torch.optim.Adam(self.critic.q1.parameters())
+        self.second_optim = torch.optim.Adam(self.critic.q2.parameters())
+
+    def critic_losses(self, x, y):
+        a, b = self.critic(x)
+        return (a - y).pow(2).mean(), (b - y).pow(2).mean()
+
+    def policy_loss(self, x):
+        a, b = self.critic(self.policy(x))
+        return -torch.min(a, b).mean()
+
+    def learn(self, x, y):
+        first, second = self.critic_losses(x, y)
+{order}
+"""
+
+STEPS_BEFORE = """\
+        actor = self.policy_loss(x)
+        first.backward()
+        self.first_optim.step()
+        second.backward()
+        self.second_optim.step()
+        actor.backward()"""
+
+STEPS_AFTER = """\
+        first.backward()
+        self.first_optim.step()
+        second.backward()
+        self.second_optim.step()
+        actor = self.policy_loss(x)
+        actor.backward()"""
+
+
+def test_an_optimizer_on_self_steps_the_submodule_it_was_built_over() -> None:
+    # ``self.first_optim`` is known from __init__ (no name hint matches ``critic.q1``), the
+    # methods' results carry the saves of the critic's forward, and stepping q1 leaves the
+    # graph of ``second`` (through q2 only) intact
+    assert codes(TWIN_CRITIC.format(order=STEPS_BEFORE)) == [(36, "IPL001"), (38, "IPL001")]
+    assert codes(TWIN_CRITIC.format(order=STEPS_AFTER)) == []
+
+
+HELPER_STEP = """
+import torch
+from torch import nn
+
+
+def update(optim, loss, retain_graph=False):
+    optim.zero_grad()
+    loss.backward(retain_graph=retain_graph)
+    optim.step()
+
+
+critic = nn.Linear(4, 1)
+policy = nn.Linear(4, 4)
+critic_optim = torch.optim.Adam(critic.parameters())
+policy_optim = torch.optim.Adam(policy.parameters())
+
+
+def learn(x, y):
+{body}
+"""
+
+
+def test_a_helper_that_backwards_and_steps_acts_at_each_call() -> None:
+    stale = """\
+    critic_loss = (critic(x) - y).pow(2).mean()
+    policy_loss = -critic(policy(x)).mean()
+    update(critic_optim, critic_loss)
+    update(policy_optim, policy_loss)"""
+    fresh = """\
+    critic_loss = (critic(x) - y).pow(2).mean()
+    update(critic_optim, critic_loss)
+    policy_loss = -critic(policy(x)).mean()
+    update(policy_optim, policy_loss)"""
+    shared = """\
+    h = critic(x)
+    update(critic_optim, h.mean(), retain_graph=True)
+    update(policy_optim, policy(x).mean() + h.pow(2).mean())"""
+    assert codes(HELPER_STEP.format(body=stale)) == [(9, "IPL001")]
+    assert codes(HELPER_STEP.format(body=fresh)) == []
+    assert codes(HELPER_STEP.format(body=shared)) == [(9, "IPL001")]
+    # the graph of ``h`` was freed by the first backward: no second backward through it
+    freed = shared.replace(", retain_graph=True", "").replace(" + h.pow(2).mean()", "")
+    assert codes(HELPER_STEP.format(body=freed)) == []
+
+
+GAN_INSTANCE = """
+import torch
+from torch import nn
+
+
+class GAN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = nn.Linear(4, 4)
+        self.discriminator = nn.Linear(4, 1)
+        self.gen_optimizer = torch.optim.Adam(self.generator.parameters())
+        self.dis_optimizer = torch.optim.Adam(self.discriminator.parameters())
+
+
+model = GAN()
+
+
+def train(batches):
+    for real, z in batches:
+        fake = model.generator(z)
+        d_loss = model.discriminator(real).mean() - model.discriminator({fake}).mean()
+        g_loss = -model.discriminator(fake).mean()
+        d_loss.backward()
+{steps}
+"""
+
+
+def test_submodules_and_optimizers_of_the_one_instance_are_reached_through_it() -> None:
+    stale = "        model.dis_optimizer.step()\n        g_loss.backward()\n"
+    fixed = "        g_loss.backward()\n        model.dis_optimizer.step()\n"
+    steps = stale + "        model.gen_optimizer.step()"
+    assert codes(GAN_INSTANCE.format(fake="fake.detach()", steps=steps)) == [(24, "IPL001")]
+    steps = fixed + "        model.gen_optimizer.step()"
+    assert codes(GAN_INSTANCE.format(fake="fake.detach()", steps=steps)) == []
+
+
+QUEUE = """
+import torch
+from torch import nn
+
+
+class Queue(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 8)
+        self.register_buffer("queue", torch.randn(8, 16))
+
+    @torch.no_grad()
+    def enqueue(self, keys):
+        self.queue[:, :2] = keys.T
+
+    def forward(self, x, keys):
+        q = self.encoder(x)
+        logits = torch.einsum("nc,ck->nk", [q, {queue}])
+        self.enqueue(keys)
+        return logits
+"""
+
+
+def test_a_method_that_writes_a_buffer_breaks_the_callers_save_of_it() -> None:
+    # einsum saves the tensors of its operand list; the method's write moves their version
+    assert codes(QUEUE.format(queue="self.queue")) == [(14, "IPL001")]
+    assert codes(QUEUE.format(queue="self.queue.clone().detach()")) == []
+
+
+OWNED = """
+import torch
+from torch import nn
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.scale = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        return self.proj(x) * self.scale
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def forward(self, x):
+        y = {call}(x)
+        self.inner.scale.data.clamp_(0, 10)
+        return y
+"""
+
+
+def test_a_write_to_an_owners_parameter_is_not_a_write_to_its_submodules() -> None:
+    assert codes(OWNED.format(call="self.inner.proj")) == []
+    assert codes(OWNED.format(call="self.inner")) == [(23, "IPL007")]
+
+
+PENALTY = """
+import torch
+
+
+def penalty(critic, fake):
+    mixed = {mixed}
+    return critic(mixed).pow(2).mean()
+
+
+def train(gen, critic, z, steps):
+    opt_g = torch.optim.Adam(gen.parameters())
+    fake = gen(z)
+    penalty(critic, fake).backward()
+    for _ in range(steps):
+{step}
+        opt_g.step()
+"""
+
+
+def test_a_helper_result_depends_only_on_the_arguments_it_is_computed_from() -> None:
+    reuse = "        critic(fake).mean().backward(retain_graph=True)"
+    fresh = "        fake = gen(z)\n        critic(fake).mean().backward()"
+    detached = "fake.detach().requires_grad_(True)"
+    # the penalty's backward does not free ``fake``'s graph: the loop reuses it after a step
+    assert codes(PENALTY.format(mixed=detached, step=reuse)) == [(16, "IPL001")]
+    assert codes(PENALTY.format(mixed=detached, step=fresh)) == []
+    # through ``fake`` itself the penalty's backward frees that graph: no save is left to break
+    assert codes(PENALTY.format(mixed="fake", step=reuse)) == []

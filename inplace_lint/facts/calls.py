@@ -88,7 +88,7 @@ class Calls(AnalyzerBase):
             if spec is not None:
                 return [new_value(Kind.MODULE, name, module=spec)]
             given_back = self._record_call(name, node, args)
-            return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+            return given_back or [self._unknown(inputs=self._plain_call_inputs(name, args))]
         called = self._eval(func)
         args = self._args(node)
         if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
@@ -137,9 +137,9 @@ class Calls(AnalyzerBase):
         self._note_call_args(callee, args)
         self._grad_targets_passed(callee, node, args)
         entry = self.summaries.get(callee)
-        if entry is None:
-            return []
-        return self._apply_mutations(callee, node, args, *entry)
+        given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
+        self._replay_steps(callee, node, args)
+        return given_back
 
     def _note_call_args(self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]) -> None:
         """What this call passes at each position or keyword: modules, tensors, containers,
@@ -260,7 +260,14 @@ class Calls(AnalyzerBase):
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             args = self._args(node)
             given_back = self._record_call(method, node, args)
-            return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+            if given_back:
+                return given_back
+            inputs = [v for _, _, vs in args for v in vs]
+            cls = scope.ctx.cls  # ``self.calc_loss(batch)``: through ``self``'s modules
+            if cls is not None:
+                self._replay_attribute_writes(cls.name, method)
+            through = self._method_result(cls.name, method, None, inputs) if cls else None
+            return [through or self._unknown(inputs=inputs)]
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":
             args = self._args(node)
             return [new_value(Kind.OTHER)]
@@ -283,7 +290,13 @@ class Calls(AnalyzerBase):
                 return self._call_modules(modules, args, node, self._text(func.value))
             if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half"):
                 return modules
-            return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+            inputs = [v for _, _, vs in args for v in vs]
+            called = [self._module_attribute(v, method) for v in modules]
+            submodules = [v for v in called if v.kind is Kind.MODULE]
+            if submodules:  # ``model.discriminator(x)``
+                return self._call_modules(submodules, args, node, self._text(func))
+            through = self._module_method(modules, method, inputs)
+            return [through or self._unknown(inputs=inputs)]
         if Kind.CONTAINER in kinds:
             containers = [v for v in receiver if v.kind is Kind.CONTAINER]
             if method in ("append", "extend", "insert", "add"):
@@ -359,12 +372,12 @@ class Calls(AnalyzerBase):
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
                 produced = self._apply_module(spec, module, first, inputs, node, callee)
-                results.append(self._returned_record(spec.user_class, produced))
+                results.append(self._returned_record(spec.user_class, module, produced))
                 continue
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
 
-    def _returned_record(self, class_name: str, produced: list[Value]) -> Value:
+    def _returned_record(self, class_name: str, owner: Value, produced: list[Value]) -> Value:
         """What a same-file module's tuple-returning forward gives its caller: an opaque
         record. Its elements depend on the module's parameters (an optimizer step before
         their backward is still IPL001) and carry the grad-target hazards the forward left."""
@@ -372,9 +385,17 @@ class Calls(AnalyzerBase):
         uses = {r for v in produced for r in v.hist if r.role == "parameters"}
         known = self.returned_targets.get(class_name)
         size, hazards = known if known is not None else (1, {})
+        # which positions the forward computed through its parameters, if analysed already
+        shape = self.returned_saves.get((class_name, "forward"))
+        if known is None and shape is not None and len(shape) > 1:
+            size = len(shape)
+        precise = self._forward_saves(class_name, owner, size)
         for position in range(size):
             element = self._unknown(sure=known is not None)
-            element.hist |= uses
+            if precise[position]:  # the submodules this element was computed through
+                element.hist |= precise[position]
+            elif shape is None or len(shape) != size or shape[position]:
+                element.hist |= uses
             element.grad_hazard = hazards.get(position)
             record.elements.append(element)
         return record

@@ -22,6 +22,7 @@ from inplace_lint.facts.calls import Calls
 from inplace_lint.facts.classes import (
     ClassFacts,
 )
+from inplace_lint.facts.effects import attribute_writes, step_effects
 from inplace_lint.facts.expressions import Expressions
 from inplace_lint.facts.heuristics import (
     _inplace_flag,
@@ -40,6 +41,7 @@ from inplace_lint.facts.ops import (
 )
 from inplace_lint.facts.state import Context, _Scope
 from inplace_lint.facts.statements import Statements
+from inplace_lint.facts.steps import Steps
 from inplace_lint.facts.summaries import (
     summarize,
 )
@@ -54,7 +56,7 @@ from inplace_lint.facts.walk import (
 from inplace_lint.facts.writes import Writes
 
 
-class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes, Binder):
+class Analyzer(Statements, Expressions, Calls, Steps, TorchSemantics, Backward, Writes, Binder):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
 
     def run(self) -> ev.Facts:
@@ -101,6 +103,16 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
             if cls is not None and cls.is_function:
                 continue
             skip_first = cls is not None and not _is_static(func)
+            effects = step_effects(func, skip_first)
+            if effects:
+                self.step_summaries.setdefault(func.name.value, effects)
+                if cls is not None:
+                    self.step_summaries[f"{cls.name}.{func.name.value}"] = effects
+            if skip_first and cls is not None:
+                written = attribute_writes(func, self.table)
+                if written:
+                    no_grad = self._context(func, cls).no_grad
+                    self.attribute_summaries[f"{cls.name}.{func.name.value}"] = (written, no_grad)
             containers = self._container_params(func)
             summary = (
                 summarize(func, skip_first, self.imports, self.table)
@@ -125,11 +137,15 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
     def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
         ctx = self._context(func, cls)
         params = [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]
-        self._run_scope(
+        scope = self._run_scope(
             ctx,
             func.body.body,
             params=params,
         )
+        self._note_returned_saves(scope)
+        self._note_returned_flows(scope)
+        if cls is not None and ctx.name == "__init__":
+            self._publish_init(scope, cls)
 
     def _context(self, func: cst.FunctionDef, cls: ClassFacts | None) -> Context:
         name = func.name.value
@@ -176,6 +192,7 @@ class Analyzer(Statements, Expressions, Calls, TorchSemantics, Backward, Writes,
         first_arg_write = len(self.facts.arg_writes)
         try:
             self._bind_params(params)
+            self._mark_flows()
             self._block(body)
             for pending, name, stored_at in scope.stored_writes:
                 if not pending.done and scope.bindings.get(name) == stored_at:

@@ -400,12 +400,16 @@ class Expressions(AnalyzerBase):
         cls = self.classes.get(module.module.user_class or "") if module.module else None
         if cls is not None and attr in cls.buffers:
             return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
-        if attr in ("weight", "bias") or (cls is not None and attr in cls.parameters):
+        if cls is not None and attr in cls.parameters:
+            # one of the owner's parameters: a write to it is not a write to its submodules
+            return Value(kind=Kind.TENSOR, group=self._owned_group(module, attr), grad=2, leaf=True)
+        if attr in ("weight", "bias"):
             return Value(kind=Kind.TENSOR, group=module.group, grad=2, leaf=True)
         if cls is not None and attr in cls.modules:
-            # a submodule: its parameters are the owner's, saved by the owner's forward
-            return Value(kind=Kind.MODULE, group=module.group, module=cls.modules[attr])
-        return self._unknown()
+            # a submodule: its parameters are also the owner's, saved by the owner's forward
+            return self._submodule(module, cls, attr)
+        known = self._instance_attribute(cls, attr) if cls is not None else None
+        return known or self._unknown()
 
     def _derived(self, inputs: list[Value], node: cst.CSTNode) -> Value:
         tensors = [v for v in inputs if v.kind is Kind.TENSOR]

@@ -72,10 +72,41 @@ class Group:
     #: the write's own (the name held this group only after one arm of an earlier branch)
     write_paths: dict[int, Path] = field(default_factory=dict)
     id: int = field(default_factory=next_id)
+    #: the parameters of a submodule are also its owner's: the group of the module this one
+    #: is an attribute of (``model.discriminator`` -> ``model``), and the groups it owns
+    parent: Group | None = field(default=None, repr=False)
+    children: list[Group] = field(default_factory=list, repr=False)
+
+    def adopt(self, child: Group) -> None:
+        """``child`` holds part of this group's tensors (a submodule's parameters)."""
+        child.parent = self
+        self.children.append(child)
+
+    def family(self) -> list[Group]:
+        """This group, the groups that own it and the groups it owns: a write to any of
+        them writes tensors this group's saves may hold."""
+        found = [self]
+        owner = self.parent
+        while owner is not None and owner not in found:
+            found.append(owner)
+            owner = owner.parent
+        stack = list(self.children)
+        while stack:
+            child = stack.pop()
+            if child not in found:
+                found.append(child)
+                stack.extend(child.children)
+        return found
 
     def bump(self, write: LedgerWrite, hidden: bool) -> None:
-        """``write`` changed this storage: move the version counter autograd checks, or for
-        a write hidden from autograd (through ``.data``) only the hidden one."""
+        """``write`` changed this storage (and, for a module's parameters, those of its
+        owners and submodules): move the version counter autograd checks, or for a write
+        hidden from autograd (through ``.data``) only the hidden one."""
+        for group in self.family() if self.parent or self.children else [self]:
+            group.bump_one(write, hidden)
+
+    def bump_one(self, write: LedgerWrite, hidden: bool) -> None:
+        """Move this group's own counter for ``write``."""
         if hidden:
             self.hidden += 1
             self.hidden_writes.append((self.hidden, write))

@@ -115,6 +115,11 @@ class ModuleSpec:
         return tuple(c for c in (self.user_class, *self.candidates) if c)
 
 
+#: the role of a mark that a function's parameter leaves in the history of what is computed
+#: from it: no save, only a trace of which parameters a result came from
+FLOW = "flow"
+
+
 @dataclass(eq=False)
 class Value:
     """One abstract Python value."""
@@ -146,6 +151,11 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def saved(self) -> bool:
+        """Some op saved a tensor this value's graph depends on (flow marks aside)."""
+        return any(r.role != FLOW for r in self.hist)
 
 
 def new_value(kind: Kind, name: str = "", **kwargs: object) -> Value:

@@ -22,9 +22,18 @@ from inplace_lint.facts.classes import (
     collect_attributes,
     collect_classes,
 )
+from inplace_lint.facts.effects import AttributeWrite, Effect
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.memo import FunctionMemo
-from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, new_value
+from inplace_lint.facts.model import (
+    Group,
+    Kind,
+    ModuleSpec,
+    SaveRecord,
+    Value,
+    Write,
+    new_value,
+)
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import (
     OpTable,
@@ -83,6 +92,10 @@ class _Scope:
     stores: dict[str, cst.CSTNode] = field(default_factory=dict)
     #: writes to a tensor that an earlier ``self.attr = ...`` of this function keeps
     stored_writes: list[tuple[_Pending, str, int]] = field(default_factory=list)
+    #: flow mark id -> the parameter it marks (plain functions)
+    flow_marks: dict[int, str] = field(default_factory=dict)
+    #: per ``return``: the values at each position of the tuple it returns, else None
+    returns: list[list[list[Value]] | None] = field(default_factory=list)
     #: name -> (its binding, the groups it holds only as a stand-in for another tensor)
     stand_ins: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)
 
@@ -179,6 +192,20 @@ class AnalyzerBase:
         #: module class -> (tuple length, position -> the write that makes differentiating
         #: against that returned tensor wrong)
         self.returned_targets: dict[str, tuple[int, dict[int, tuple[Write, str]]]] = {}
+        #: function name -> the backward points and optimizer steps it takes on parameters
+        self.step_summaries: dict[str, list[Effect]] = {}
+        #: "Class.method" -> its in-place writes to attributes of ``self``, with whether it
+        #: runs without grad
+        self.attribute_summaries: dict[str, tuple[list[AttributeWrite], bool]] = {}
+        #: (class, method) -> the saves of module parameters its result carries, one set
+        #: per position of the tuple it returns (one set when it does not return a tuple)
+        self.returned_saves: dict[tuple[str, str], list[list[SaveRecord]]] = {}
+        #: id of a plain function -> (the parameters its results come from, those marked)
+        self.returned_flows: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+        #: (owner group id, attribute) -> the submodule ``owner.attribute``
+        self._submodules: dict[tuple[int, str], Value] = {}
+        #: (owner group id, attribute) -> the storage of the parameter ``owner.attribute``
+        self._owned_groups: dict[tuple[int, str], Group] = {}
 
     @property
     def scope(self) -> _Scope:

@@ -153,7 +153,9 @@ class Statements(AnalyzerBase):
             self._augassign(small)
         elif isinstance(small, cst.Return):
             if small.value is not None:
-                scope.escapes.extend(self._flatten(self._eval(small.value)))
+                values = self._eval(small.value)
+                self._note_return_shape(small.value, values)
+                scope.escapes.extend(self._flatten(values))
                 self._settle(small.value, None)
                 self._note_returned_targets(small.value)
         elif isinstance(small, cst.Del):
@@ -230,7 +232,10 @@ class Statements(AnalyzerBase):
         name = dotted_name(target)
         self.scope.escapes.extend(v for v in values if v.kind is Kind.TENSOR)
         if name is not None:
-            self._bind(name, values)
+            if self._class_module(name, values):
+                self.scope.env.pop(name, None)  # ``self.name`` is the class's one module
+            else:
+                self._bind(name, values)
             self.scope.stores[name] = target
 
     def _assign_subscript(
@@ -245,7 +250,7 @@ class Statements(AnalyzerBase):
         now = self._next()
         if key is not None:
             for container in base:
-                if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.hist:
+                if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.saved:
                     container.kind = Kind.CONTAINER
                     container.items[key] = values
                     container.elements.extend(values)
@@ -253,7 +258,7 @@ class Statements(AnalyzerBase):
             return
         if replaces_element(target, source):
             for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
-                if value.kind is Kind.TENSOR and value.origin == "arg" and not value.hist:
+                if value.kind is Kind.TENSOR and value.origin == "arg" and not value.saved:
                     value.kind = Kind.CONTAINER
         if any(v.kind is Kind.CONTAINER for v in base):
             for container in base:

@@ -55,7 +55,7 @@ class TorchSemantics(AnalyzerBase):
             for value in receiver:
                 if flag is not False:
                     value.grad = 2
-                    if not value.hist:
+                    if not value.saved:
                         value.leaf = True
                         value.group.leaf = True
             return receiver
@@ -129,6 +129,8 @@ class TorchSemantics(AnalyzerBase):
         for keyword, _, values in args:
             if keyword:
                 bound[keyword] = values
+            elif position < len(params) and params[position].startswith("*"):
+                bound.setdefault(params[position], []).extend(values)  # ``einsum(eq, *ops)``
             elif position < len(params):
                 bound[params[position]] = values
                 position += 1
@@ -144,9 +146,11 @@ class TorchSemantics(AnalyzerBase):
     ) -> None:
         if self.scope.no_grad:
             return
+        # a list argument (``einsum(eq, [q, k])``, ``multi_dot([a, b])``) saves its tensors
+        flat = {name: self._flatten(values) for name, values in bound.items()}
         tensor_params = {
             name: [v for v in values if v.kind is Kind.TENSOR]
-            for name, values in bound.items()
+            for name, values in flat.items()
             if any(v.kind is Kind.TENSOR for v in values)
         }
         all_inputs = [v for values in tensor_params.values() for v in values]

@@ -8,7 +8,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.ledger import Pending as _Pending
-from inplace_lint.facts.model import Group, Kind, Value, Write
+from inplace_lint.facts.model import FLOW, Group, Kind, Value, Write
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import (
@@ -277,7 +277,10 @@ class Writes(AnalyzerBase):
                     and other.grad > 0
                     and not other.leaf
                     and not other.via_data
-                    and (any(r.id not in consumed for r in other.hist) or other.origin == "arg")
+                    and (
+                        any(r.id not in consumed and r.role != FLOW for r in other.hist)
+                        or other.origin == "arg"
+                    )
                 ):
                     return True
         return False

@@ -1,0 +1,367 @@
+"""Graphs that outlive one call: instance attributes, helpers that step, methods that forward.
+
+A training step is rarely one function. The forward runs in ``calc_loss()``, the backward and
+the optimizer step in ``update_params(optim, loss)``, the optimizer lives on ``self`` since
+``__init__``, and the discriminator is reached as ``model.discriminator`` from a loop outside
+the class. This room gives each of these the fact it needs:
+
+- **instances**: ``owner.sub`` is a module of its own whose parameters are also the owner's
+  (its storage group is adopted by the owner's, :meth:`ledger.Group.adopt`), so stepping an
+  optimizer over one submodule does not touch a sibling's saves. For a class constructed once
+  in the file, ``model.sub`` outside the class and ``self.sub`` inside its methods are the
+  same module, and an optimizer that ``__init__`` stores on ``self`` is known by every
+  method and through ``model.opt``.
+- **helper steps**: a same-file function's unconditional ``P.backward()`` and ``P.step()``
+  on its parameters (:mod:`effects`) are replayed on what each caller passes.
+- **returned saves**: a method whose result came through a forward pass of one of ``self``'s
+  modules hands its caller a value that depends on those parameters; each call makes a new
+  save of them, at the version they have at the call.
+
+Limits: a class constructed several times keeps one ``self`` for all instances (as before);
+a method analysed after its caller (the driver runs methods in source order, ``__init__``
+first) gives that caller nothing; only the saves of whole modules' parameters travel back,
+not those of other tensors the method saved.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import libcst as cst
+
+from inplace_lint.facts import ledger
+from inplace_lint.facts.classes import ClassFacts, literal_bool
+from inplace_lint.facts.effects import Effect
+from inplace_lint.facts.model import (
+    FLOW,
+    Group,
+    Kind,
+    ModuleSpec,
+    SaveRecord,
+    Value,
+    Write,
+    new_value,
+)
+from inplace_lint.facts.state import AnalyzerBase, _Scope
+from inplace_lint.facts.walk import walk
+
+Args = list[tuple[str, cst.Arg, list[Value]]]
+
+
+class Steps(AnalyzerBase):
+    """The room of graphs that outlive one call (see the module docstring)."""
+
+    @functools.cached_property
+    def _constructions(self) -> dict[str, int]:
+        """How many times the file calls each same-file class (``GAN()``)."""
+        counts: dict[str, int] = {}
+        for node in walk(self.module):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                name = node.func.value
+                if name in self.classes:
+                    counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def _single_instance(self, class_name: str) -> bool:
+        """The file makes one instance of the class: its ``self`` is that instance."""
+        return self._constructions.get(class_name, 0) == 1
+
+    def _submodule(self, owner: Value, cls: ClassFacts, attr: str) -> Value:
+        """``owner.attr`` for a submodule ``attr`` of a same-file class: one module per owner
+        and attribute, whose parameter group the owner's adopts."""
+        key = (owner.group.id, attr)
+        found = self._submodules.get(key)
+        if found is not None:
+            return found
+        spec = cls.modules[attr]
+        if self._single_instance(cls.name):
+            shared = self.class_values.get((cls.name, attr))
+            if shared is None or shared.kind is not Kind.MODULE:
+                shared = new_value(Kind.MODULE, f"self.{attr}", module=spec)
+                self.class_values[(cls.name, attr)] = shared
+            found = shared
+        else:
+            found = Value(kind=Kind.MODULE, group=Group(name=attr), module=spec)
+        if found.group.parent is None and found.group is not owner.group:
+            owner.group.adopt(found.group)
+        self._submodules[key] = found
+        return found
+
+    def _owned_group(self, owner: Value, attr: str) -> Group:
+        """The storage of ``owner.attr``, a parameter of a same-file module class: part of
+        the owner's parameters (its group adopts this one), not of its submodules."""
+        key = (owner.group.id, attr)
+        group = self._owned_groups.get(key)
+        if group is None:
+            group = self._owned_groups[key] = Group(name=attr)
+            owner.group.adopt(group)
+        return group
+
+    def _class_module(self, name: str, values: list[Value]) -> bool:
+        """``self.net = Net()`` in a method: a module the class records for ``self.net``,
+        which every method (and ``__init__`` itself, for the optimizers it builds over
+        ``self.net.parameters()``) then reads as the same module."""
+        cls = self.scope.ctx.cls
+        if cls is None or not name.startswith("self.") or name.count(".") != 1:
+            return False
+        return (
+            name[5:] in cls.modules and bool(values) and all(v.kind is Kind.MODULE for v in values)
+        )
+
+    def _instance_attribute(self, cls: ClassFacts, attr: str) -> Value | None:
+        """``model.opt`` for the one instance of a class: the optimizer its ``__init__``
+        stored on ``self``, if it did."""
+        if not self._single_instance(cls.name):
+            return None
+        known = self.class_values.get((cls.name, attr))
+        return known if known is not None and known.kind is Kind.OPTIMIZER else None
+
+    def _publish_init(self, scope: _Scope, cls: ClassFacts) -> None:
+        """After ``__init__``: the optimizers it stored on ``self`` (``self.opt =
+        Adam(self.net.parameters())``) are what ``self.opt`` holds in every method."""
+        for name, values in scope.env.items():
+            if not name.startswith("self.") or name.count(".") != 1 or not values:
+                continue
+            if any(v.kind is not Kind.OPTIMIZER for v in values):
+                continue
+            optimizer = new_value(Kind.OPTIMIZER, name)
+            optimizer.elements = [e for v in values for e in v.elements]
+            if optimizer.elements:  # else the name-based guess stays (``_hinted_params``)
+                self.class_values.setdefault((cls.name, name[5:]), optimizer)
+
+    def _replay_steps(self, callee: str, node: cst.Call, args: Args) -> None:
+        """The backward points and optimizer steps a same-file helper takes on what this
+        call passes (``update_params(self.q_optim, q_loss)``), in the helper's order."""
+        effects = self.step_summaries.get(callee)
+        if not effects:
+            return
+        positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
+        keywords = {kw: (arg, values) for kw, arg, values in args if kw}
+        for effect in effects:
+            passed = keywords.get(effect.param)
+            if passed is None and effect.index < len(positional):
+                passed = positional[effect.index]
+            if passed is None:
+                continue
+            if effect.kind == "backward":
+                retain = _retained(effect, keywords, positional)
+                what = f"`{self._text(effect.node.func)}()` in `{callee}()`"
+                self._backward(self._flatten(passed[1]), node, retain, what)
+            else:
+                self._replay_step(callee, effect, passed[1])
+
+    def _replay_step(self, callee: str, effect: Effect, values: list[Value]) -> None:
+        """``optim.step()`` inside a helper, on the optimizer the caller passed."""
+        stepped = [e for v in values if v.kind is Kind.OPTIMIZER for e in v.elements]
+        if not stepped:
+            return
+        what = f"`{self._text(effect.node.func)}()` in `{callee}()`"
+        self._write(stepped, effect.node, what, optimizer=True, stmt=effect.stmt)
+
+    def _replay_attribute_writes(self, class_name: str, method: str) -> None:
+        """``self._dequeue_and_enqueue(k)``: the method's in-place writes to ``self.queue``
+        move the version of the caller's ``self.queue``, so a save of it made before the
+        call is broken. Only the ledger moves: the callee's own analysis judged the writes
+        themselves (leaf writes, stale reads)."""
+        written, no_grad = self.attribute_summaries.get(f"{class_name}.{method}", ([], False))
+        for attribute in written:
+            values = self._lookup(f"self.{attribute.attr}") or []
+            tensors = [
+                v for v in values if v.kind is Kind.TENSOR and (v.sure or not attribute.augmented)
+            ]
+            if not tensors:
+                continue
+            write = Write(
+                node=attribute.node,
+                stmt=attribute.stmt,
+                what=f"{attribute.what} in `{method}()`",
+                target=f"self.{attribute.attr}",
+                seq=self._next(),
+                no_grad=no_grad or self.scope.no_grad,
+                path=tuple(self._path),
+            )
+            write.name = f"self.{attribute.attr}"
+            for group in {v.group.id: v.group for v in tensors}.values():
+                group.bump(write, False)
+
+    def _mark_flows(self) -> None:
+        """At the top of a plain function: a mark in the history of each tensor parameter,
+        so that what the function returns shows which parameters it was computed from."""
+        scope = self.scope
+        ctx = scope.ctx
+        if ctx.node is None or ctx.cls is not None or ctx.role:
+            return
+        for param in (*ctx.node.params.posonly_params, *ctx.node.params.params):
+            name = param.name.value
+            values = scope.env.get(name, [])
+            if len(values) != 1 or values[0].kind is not Kind.TENSOR:
+                continue
+            mark = ledger.save(Group(name=name), "", None, FLOW, name, ())
+            values[0].hist.add(mark)
+            scope.flow_marks[mark.id] = name
+
+    def _note_returned_flows(self, scope: _Scope) -> None:
+        """After a plain function: which of its marked parameters its results came from
+        (``x.detach()`` and fresh tensors carry no mark)."""
+        func = scope.ctx.node
+        if func is None or not scope.flow_marks:
+            return
+        marks = scope.flow_marks
+        flowing = frozenset(marks[r.id] for v in scope.escapes for r in v.hist if r.id in marks)
+        self.returned_flows[id(func)] = (flowing, frozenset(marks.values()))
+
+    def _plain_call_inputs(self, name: str, args: Args) -> list[Value]:
+        """The values a same-file plain function's result may depend on: every argument,
+        or, once the function has been analysed, those it computes its result from."""
+        func = self.functions.get(name)
+        flows = self.returned_flows.get(id(func)) if func is not None else None
+        if func is None or flows is None:
+            return [v for _, _, vs in args for v in vs]
+        return _flowing(func, flows, args)
+
+    def _note_return_shape(self, node: cst.BaseExpression, values: list[Value]) -> None:
+        """One ``return``: the values at each position when it returns a tuple (a display of
+        one value per element, or a call that gives back a record), else None."""
+        shaped = len(values) == 1 and values[0].kind is Kind.CONTAINER and values[0].elements
+        if shaped and isinstance(node, cst.Tuple):
+            shaped = len(node.elements) == len(values[0].elements) and not any(
+                isinstance(e, cst.StarredElement) for e in node.elements
+            )
+        elif shaped:
+            shaped = isinstance(node, cst.Call)
+        positions = [self._flatten([e]) for e in values[0].elements] if shaped else None
+        self.scope.returns.append(positions)
+
+    def _note_returned_saves(self, scope: _Scope) -> None:
+        """What a method's result depends on: the saves of module parameters it carries,
+        position by position when every ``return`` gives a tuple of one length."""
+        ctx = scope.ctx
+        if ctx.cls is None or ctx.node is None or ctx.role.startswith("fn_"):
+            return
+        shapes = scope.returns
+        sizes = {len(shape) if shape is not None else -1 for shape in shapes}
+        if shapes and len(sizes) == 1 and -1 not in sizes:
+            groups = [
+                [v for shape in shapes if shape for v in shape[i]] for i in range(sizes.pop())
+            ]
+        else:
+            groups = [scope.escapes]
+        saves = [_parameter_saves(values) for values in groups]
+        if any(saves):
+            self.returned_saves[(ctx.cls.name, ctx.name)] = saves
+
+    def _method_result(
+        self, class_name: str, method: str, owner: Value | None, inputs: list[Value]
+    ) -> Value | None:
+        """A method's result at this call, with new saves (made here, at the versions the
+        parameters have now) of the module parameters it depends on: on ``self`` (``owner``
+        None) the same modules; on another instance of the class, that instance's
+        submodules of the same names. A tuple is given back position by position. None when
+        the method is not known to carry any such save."""
+        known = self.returned_saves.get((class_name, method))
+        if known is None:
+            return None
+        cls = self.classes.get(class_name)
+        parts: list[Value] = []
+        for records in known:
+            part = self._unknown(inputs=inputs)
+            part.hist |= self._saves_here(records, cls, owner)
+            parts.append(part)
+        if len(parts) == 1:
+            return parts[0]
+        record = new_value(Kind.CONTAINER)
+        record.elements = parts
+        return record
+
+    def _saves_here(
+        self, records: list[SaveRecord], cls: ClassFacts | None, owner: Value | None
+    ) -> set[SaveRecord]:
+        """New saves, at this call and at the current versions, of what ``records`` saved
+        in a method of ``cls``: the same groups for ``self`` (``owner`` None), else the
+        owner's submodule of the same name (the whole owner where there is none)."""
+        found: set[SaveRecord] = set()
+        path = tuple(self._path)
+        for record in records:
+            group = record.group if owner is None else self._owner_group(cls, owner, record.group)
+            found.add(ledger.save(group, record.op, record.node, "parameters", record.tensor, path))
+        return found
+
+    def _owner_group(self, cls: ClassFacts | None, owner: Value, group: Group) -> Group:
+        """The group of ``owner``'s submodule that ``group`` is for ``self`` in the class,
+        or the owner's own group."""
+        if cls is not None and owner.module is not None:
+            for attr in cls.modules:
+                value = self.class_values.get((cls.name, attr))
+                if value is not None and value.group is group:
+                    return self._submodule(owner, cls, attr).group
+        return owner.group
+
+    def _forward_saves(self, class_name: str, owner: Value, size: int) -> list[set[SaveRecord]]:
+        """Position by position, new saves of the submodules a same-file module's forward
+        computed each returned element through (empty when not known: the caller falls
+        back to the whole module)."""
+        shape = self.returned_saves.get((class_name, "forward"))
+        if shape is None or len(shape) != size:
+            return [set() for _ in range(size)]
+        cls = self.classes.get(class_name)
+        return [self._saves_here(records, cls, owner) for records in shape]
+
+    def _module_method(
+        self, modules: list[Value], method: str, inputs: list[Value]
+    ) -> Value | None:
+        """``model.sample(x)`` on a same-file module: its result, with the saves of module
+        parameters it carries (None when the method is not known to carry any)."""
+        for module in modules:
+            spec: ModuleSpec | None = module.module
+            for name in spec.classes if spec is not None else ():
+                result = self._method_result(name, method, module, inputs)
+                if result is not None:
+                    return result
+        return None
+
+
+def _parameter_saves(values: list[Value]) -> list[SaveRecord]:
+    """The saves of module parameters in the history of ``values``, oldest first."""
+    found = {r for v in values for r in v.hist if r.role == "parameters"}
+    return sorted(found, key=lambda r: r.id)
+
+
+def _flowing(
+    func: cst.FunctionDef, flows: tuple[frozenset[str], frozenset[str]], args: Args
+) -> list[Value]:
+    """What a call passes that the plain function's result may be computed from: the
+    arguments for parameters that flow into it, and any argument not matched to a marked
+    parameter (a container, ``*args``, an unknown keyword)."""
+    flowing, marked = flows
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    out: list[Value] = []
+    position = 0
+    for keyword, arg, values in args:
+        if arg.star:
+            out += values
+            continue
+        if keyword:
+            name = keyword
+        else:
+            name = names[position] if position < len(names) else ""
+            position += 1
+        if name in flowing or name not in marked:
+            out += values
+    return out
+
+
+def _retained(
+    effect: Effect,
+    keywords: dict[str, tuple[cst.Arg, list[Value]]],
+    positional: list[tuple[cst.Arg, list[Value]]],
+) -> bool:
+    """Whether the helper's backward keeps the graph, given what this call passes."""
+    if isinstance(effect.retain, bool):
+        return effect.retain
+    name, index, default = effect.retain
+    passed = keywords.get(name)
+    if passed is None and 0 <= index < len(positional):
+        passed = positional[index]
+    if passed is None:
+        return default
+    return literal_bool(passed[0].value) is not False
