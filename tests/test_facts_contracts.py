@@ -466,3 +466,59 @@ def test_a_helper_result_depends_only_on_the_arguments_it_is_computed_from() -> 
     assert codes(PENALTY.format(mixed=detached, step=fresh)) == []
     # through ``fake`` itself the penalty's backward frees that graph: no save is left to break
     assert codes(PENALTY.format(mixed="fake", step=reuse)) == []
+
+
+RENORM = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+table = nn.Embedding(5, 4{norm})
+w = torch.randn(5, 4, requires_grad=True)
+idx = torch.tensor([1, 2])
+{first}
+{second}
+(a.sum() + b.sum()).backward()
+"""
+
+
+def test_an_embedding_lookup_with_max_norm_renormalises_its_weight_in_place() -> None:
+    module_use, module_lookup = "a = table.weight @ w.t()", "b = table(idx) @ w.t()"
+    func_use, func_lookup = "a = w @ w.t()", "b = F.embedding(idx, w, max_norm=1.0)"
+    source = RENORM.format(norm=", max_norm=1.0", first=module_use, second=module_lookup)
+    assert codes(source) == [(10, "IPL001")]
+    source = RENORM.format(norm=", max_norm=1.0", first=module_lookup, second=module_use)
+    assert codes(source) == []
+    assert codes(RENORM.format(norm="", first=module_use, second=module_lookup)) == []
+    assert codes(RENORM.format(norm="", first=func_use, second=func_lookup)) == [(10, "IPL001")]
+    assert codes(RENORM.format(norm="", first=func_lookup, second=func_use)) == []
+    plain = func_lookup.replace(", max_norm=1.0", "")
+    assert codes(RENORM.format(norm="", first=func_use, second=plain)) == []
+    # ``max_norm=table.max_norm`` is None unless configured: not assumed to be set
+    configured = func_lookup.replace("1.0", "table.max_norm")
+    assert codes(RENORM.format(norm="", first=func_use, second=configured)) == []
+
+
+TRAIN_STEP = """
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train_step(x, y):
+    pred = model(y)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward(retain_graph=True)
+    opt.step()
+    return {returned}
+"""
+
+
+def test_a_step_after_the_functions_own_backward_is_not_a_callers_hazard() -> None:
+    # the loss is returned for logging: its graph was differentiated before the step
+    assert codes(TRAIN_STEP.format(returned="loss")) == []
+    # ``pred`` was never differentiated here: a caller's backward meets the stepped weights
+    assert codes(TRAIN_STEP.format(returned="pred")) == [(14, "IPL001")]

@@ -18,6 +18,7 @@ from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _METADATA_CALLS,
+    _RENORM_LOOKUPS,
 )
 from inplace_lint.facts.ops import (
     METADATA_METHODS,
@@ -443,6 +444,8 @@ class Calls(AnalyzerBase):
         if spec.is_view:
             return tensors or [self._unknown(inputs=inputs)]
         self._use(inputs)
+        if spec.qualname in _RENORM_LOOKUPS and isinstance(spec.node, cst.Call):
+            self._renorm_lookup(spec.node, spec.qualname, [owner], node, callee, f"{callee}.weight")
         if spec.inplace and tensors:
             kind = short_name(spec.qualname) if spec.qualname else "module"
             related: tuple[tuple[cst.CSTNode, str], ...] = ()

@@ -60,6 +60,8 @@ class Write:
     #: an optimizer class: its ``.data`` writes are meant to bypass autograd
     in_state_update: bool = False
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
+    #: a parameter update: an optimizer step, or a no-grad write to a leaf that requires grad
+    update: bool = False
 
     @property
     def rebinds(self) -> frozenset[str]:

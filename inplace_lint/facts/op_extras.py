@@ -82,3 +82,10 @@ _VALUES_AND_INDICES = frozenset(
 _BLANK_FACTORIES = frozenset(
     {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
 )
+
+#: Lookups that renormalise the rows they read in place, under no_grad, when called with
+#: ``max_norm`` (documented in ``nn.Embedding``; pytorch#26596): the weight's version moves at
+#: each call, which the generator's probes (made without ``max_norm``) do not record. The
+#: value is the position of ``max_norm`` among the module's constructor arguments, or among
+#: the function's arguments.
+_RENORM_LOOKUPS = {"torch.nn.Embedding": 3, "torch.nn.functional.embedding": 3}

@@ -81,6 +81,8 @@ class _Scope:
     hidden: list[_Pending] = field(default_factory=list)
     escapes: list[Value] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
+    #: saves that a backward point of this function reached, kept or not (retain_graph)
+    differentiated: set[int] = field(default_factory=set)
     no_grad: bool = False
     stmt: cst.CSTNode | None = None
     callables: dict[str, Group] = field(default_factory=dict)

@@ -15,12 +15,19 @@ the class. This room gives each of these the fact it needs:
   on its parameters (:mod:`effects`) are replayed on what each caller passes.
 - **returned saves**: a method whose result came through a forward pass of one of ``self``'s
   modules hands its caller a value that depends on those parameters; each call makes a new
-  save of them, at the version they have at the call.
+  save of them, at the version they have at the call (position by position for a tuple).
+- **writes to self**: a method's in-place writes to ``self.queue`` (:mod:`effects`) move the
+  version of the caller's ``self.queue``; only the ledger moves.
+- **flows**: a plain function's result depends on the parameters it is computed from (flow
+  marks in the history, never saves), not on every argument: ``penalty(fake)`` working on
+  ``fake.detach()`` does not free the caller's graph of ``fake``.
+- **renorming lookups**: ``nn.Embedding(max_norm=...)`` writes the rows it reads.
 
 Limits: a class constructed several times keeps one ``self`` for all instances (as before);
-a method analysed after its caller (the driver runs methods in source order, ``__init__``
-first) gives that caller nothing; only the saves of whole modules' parameters travel back,
-not those of other tensors the method saved.
+a method or function analysed after its caller (the driver runs the module body first, then
+methods in source order, ``__init__`` first, then plain functions) gives that caller nothing;
+only the saves of whole modules' parameters travel back, not those of other tensors the
+method saved; tensors stored on ``self`` by one method and read by another are not followed.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from inplace_lint.facts.model import (
     Write,
     new_value,
 )
+from inplace_lint.facts.op_extras import _RENORM_LOOKUPS
 from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.walk import walk
 
@@ -107,6 +115,33 @@ class Steps(AnalyzerBase):
         return (
             name[5:] in cls.modules and bool(values) and all(v.kind is Kind.MODULE for v in values)
         )
+
+    def _renorm_lookup(
+        self,
+        call: cst.Call,
+        qualified: str,
+        weight: list[Value],
+        node: cst.Call,
+        what: str,
+        weight_text: str,
+    ) -> None:
+        """``nn.Embedding(..., max_norm=m)`` called (or ``F.embedding(i, w, max_norm=m)``):
+        the rows it reads are renormalised in place, without grad, before the lookup."""
+        position = _RENORM_LOOKUPS[qualified]
+        given = [a for a in call.args if a.keyword is not None and a.keyword.value == "max_norm"]
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if not given and len(positional) > position:
+            given = [positional[position]]
+        if not given or not _set_literally(given[0].value):
+            return  # ``max_norm=layer.max_norm`` is None unless configured: not assumed
+        tensors = [
+            v if v.kind is Kind.TENSOR else Value(kind=Kind.TENSOR, group=v.group, grad=2)
+            for v in weight
+        ]
+        renorm = f"`{what}(...)` (max_norm renormalises the rows it reads)"
+        write = self._write(tensors, node, renorm, no_grad=True)
+        if write is not None:
+            write.target = weight_text
 
     def _instance_attribute(self, cls: ClassFacts, attr: str) -> Value | None:
         """``model.opt`` for the one instance of a class: the optimizer its ``__init__``
@@ -318,6 +353,15 @@ class Steps(AnalyzerBase):
                 if result is not None:
                     return result
         return None
+
+
+def _set_literally(value: cst.BaseExpression) -> bool:
+    """A literal number or ``True`` (``max_norm=1.0``): an argument known to be set."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, cst.Integer | cst.Float):
+        return True
+    return isinstance(value, cst.Name) and value.value == "True"
 
 
 def _parameter_saves(values: list[Value]) -> list[SaveRecord]:

@@ -19,6 +19,7 @@ from inplace_lint.facts.op_extras import (
     _CHECKPOINT,
     _FACTORY_FALLBACK,
     _NON_TENSOR_TORCH,
+    _RENORM_LOOKUPS,
     _SAVES_INPUT_FOR_OTHER,
     _SHAPE_ONLY,
 )
@@ -260,6 +261,10 @@ class TorchSemantics(AnalyzerBase):
         info = self.table.functions.get(qualified)
         positional = [values for kw, _, values in args if not kw]
         first = positional[0] if positional else []
+        if qualified in _RENORM_LOOKUPS and len(node.args) > 1 and len(positional) > 1:
+            weight = node.args[1].value
+            what = short_name(qualified)
+            self._renorm_lookup(node, qualified, positional[1], node, what, self._text(weight))
         inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
         self._use(inputs)
         inplace_mode = _inplace_mode(info, args)

@@ -69,6 +69,7 @@ class Writes(AnalyzerBase):
             shape_only=values_kept,
             in_state_update=scope.ctx.state_update,
         )
+        write.update = optimizer or (write.no_grad and any(v.leaf for v in tensors))
         written_name = self._written_name(target_node)
         group_ids = self._bump_versions(write, tensors, written_name, extra)
         pending = _Pending(group_ids, write, write.seq, written_name, tensors)
