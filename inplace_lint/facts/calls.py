@@ -418,6 +418,13 @@ class Calls(AnalyzerBase):
                 return True
         return False
 
+    def _chain_save(self, element: ModuleSpec, current: list[Value], node: cst.Call) -> None:
+        """The save an in-place member of a ``Sequential`` makes of the value it writes."""
+        if element.saves_result and not self.scope.no_grad and self._grad_of(current) == 2:
+            kind = short_name(element.qualname) if element.qualname else "module"
+            for value in current:
+                self._save(value, kind, node, "result", current)
+
     def _apply_module(
         self,
         spec: ModuleSpec,
@@ -435,7 +442,11 @@ class Calls(AnalyzerBase):
             current = tensors
             for element in spec.elements:
                 if current is not tensors and element.inplace:
-                    continue  # writes a fresh intermediate; the chain check covers it
+                    # writes a fresh intermediate (the chain check reports a write there),
+                    # but what it saves is saved all the same: ``ReLU(inplace=True)`` keeps
+                    # its result, which the caller may write in place after the call
+                    self._chain_save(element, current, node)
+                    continue
                 current = self._apply_module(element, owner, current, current, node, callee)
             return current
         if spec.qualname is not None and spec.qualname.startswith("torch.nn."):

@@ -1,0 +1,81 @@
+"""What the members of an ``nn.Sequential`` save is saved when the Sequential runs.
+
+An in-place member (``nn.ReLU(inplace=True)`` at the end of a block) writes a fresh
+intermediate, which the chain check inside the Sequential judges; the output it saves is the
+block's output, and a caller that writes that output in place (``out += residual``) breaks
+backward. Every program here was run with torch: the hazards raise, the look-alikes do not.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from inplace_lint.checks import all_rules
+from inplace_lint.engine import lint_source
+
+ALL = frozenset(rule.code for rule in all_rules())
+
+BLOCK = """
+import torch
+from torch import nn
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.left = nn.Sequential(
+            nn.Conv2d(c, c, 3, padding=1),
+            nn.BatchNorm2d(c),
+            {last},
+        )
+
+    def forward(self, x):
+        out = self.left(x)
+        {add}
+        return out
+
+
+m = ResidualBlock(4)
+{call}
+"""
+CALL = "y = m(torch.randn(2, 4, 8, 8))\ny.sum().backward()"
+
+
+def _program(last: str, add: str = "out += x", call: str = CALL) -> str:
+    return textwrap.dedent(BLOCK).format(last=last, add=add, call=call)
+
+
+def _codes(source: str) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in lint_source(source, "t.py", ALL)]
+
+
+@pytest.mark.parametrize(
+    "last", ["nn.ReLU(inplace=True)", "nn.ReLU()", "nn.LeakyReLU(0.2, inplace=True)"]
+)
+def test_writing_the_output_of_a_block_that_ends_in_a_saving_activation(last: str) -> None:
+    assert _codes(_program(last)) == [(17, "IPL001")]
+
+
+@pytest.mark.parametrize(
+    ("last", "add", "call"),
+    [
+        ("nn.ReLU(inplace=True)", "out = out + x", CALL),  # out of place
+        ("nn.Dropout(0.0)", "out += x", CALL),  # the last member saves no output
+    ],
+)
+def test_look_alikes_stay_quiet(last: str, add: str, call: str) -> None:
+    assert _codes(_program(last, add, call)) == []
+
+
+def test_the_programs_behave_as_labelled() -> None:
+    torch = pytest.importorskip("torch")
+    for last in ("nn.ReLU(inplace=True)", "nn.ReLU()", "nn.LeakyReLU(0.2, inplace=True)"):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            exec(compile(_program(last), "t.py", "exec"), {})
+    for last, add, call in (
+        ("nn.ReLU(inplace=True)", "out = out + x", CALL),
+        ("nn.Dropout(0.0)", "out += x", CALL),
+    ):
+        exec(compile(_program(last, add, call), "t.py", "exec"), {"torch": torch})
