@@ -261,12 +261,13 @@ class Calls(AnalyzerBase):
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             args = self._args(node)
             given_back = self._record_call(method, node, args)
+            cls = scope.ctx.cls
+            if cls is not None:  # ``self.enqueue(k)`` writes ``self.queue``
+                self._replay_attribute_writes(cls.name, method)
             if given_back:
                 return given_back
             inputs = [v for _, _, vs in args for v in vs]
-            cls = scope.ctx.cls  # ``self.calc_loss(batch)``: through ``self``'s modules
-            if cls is not None:
-                self._replay_attribute_writes(cls.name, method)
+            # ``self.calc_loss(batch)``: computed through ``self``'s modules
             through = self._method_result(cls.name, method, None, inputs) if cls else None
             return [through or self._unknown(inputs=inputs)]
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":
