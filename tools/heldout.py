@@ -29,6 +29,7 @@ from harness import _make, compare, parse_markers, run_example  # noqa: E402
 
 from inplace_lint.checks import all_rules  # noqa: E402
 from inplace_lint.engine import lint_source  # noqa: E402
+from inplace_lint.finding import Finding  # noqa: E402
 
 #: Largest output difference that still counts as "the same" between a case and its twin.
 TOLERANCE = 1e-6
@@ -85,7 +86,7 @@ def validate(paths: list[str]) -> int:
     return 1 if bad else 0
 
 
-def score(paths: list[str]) -> int:
+def score(paths: list[str], construction: bool = False) -> int:
     """Lint every case; print a verdict per file, then file-level and finding-level figures."""
     codes = frozenset(rule.code for rule in all_rules()) - {"IPL008"}
     tally = _Tally()
@@ -94,13 +95,28 @@ def score(paths: list[str]) -> int:
         if not source.startswith("# label:"):
             continue  # not a case (a helper script beside them)
         expected = parse_markers(source)
-        got = {
-            (f.line, f.code)
-            for f in lint_source(source, str(path), codes | {code for _, code in expected})
-        }
+        found = lint_source(source, str(path), codes | {code for _, code in expected})
+        got = {(f.line, f.code) for f in found}
+        if construction:
+            got = {_at_marker(f, expected) for f in found}
         print(tally.add(path, expected, got))
     print(tally.summary())
     return 0
+
+
+#: The related location an in-place module's finding gives for its construction.
+CONSTRUCTION = "created with inplace=True here"
+
+
+def _at_marker(finding: Finding, expected: set[tuple[int, str]]) -> tuple[int, str]:
+    """(line, code) of ``finding``, taken at the module's construction when the finding is an
+    in-place module's call (reported where it runs, with the construction as a related
+    location) and its author marked the construction: the case instructions allow either."""
+    for related in finding.related:
+        at = (related.position.line, finding.code)
+        if related.message.endswith(CONSTRUCTION) and at in expected:
+            return at
+    return (finding.line, finding.code)
 
 
 class _Tally:
@@ -149,8 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("step", choices=("validate", "score"))
     parser.add_argument("paths", nargs="+", help="case files or folders of them")
+    parser.add_argument(
+        "--construction",
+        action="store_true",
+        help="score: a finding at an in-place module's call also matches a marker on the "
+        "module's construction (the case instructions let authors mark either)",
+    )
     args = parser.parse_args(argv)
-    return validate(args.paths) if args.step == "validate" else score(args.paths)
+    if args.step == "validate":
+        return validate(args.paths)
+    return score(args.paths, args.construction)
 
 
 if __name__ == "__main__":
