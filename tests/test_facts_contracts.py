@@ -522,3 +522,44 @@ def test_a_step_after_the_functions_own_backward_is_not_a_callers_hazard() -> No
     assert codes(TRAIN_STEP.format(returned="loss")) == []
     # ``pred`` was never differentiated here: a caller's backward meets the stepped weights
     assert codes(TRAIN_STEP.format(returned="pred")) == [(14, "IPL001")]
+
+
+TRAINER = """
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self):
+        self.G = nn.Linear(4, 4)
+        self.D = nn.Linear(4, 1)
+        self.opt_d = torch.optim.Adam(self.D.parameters())
+        self.opt_g = torch.optim.Adam(self.G.parameters())
+
+    def update_d(self, loss):
+        self.opt_d.zero_grad()
+        loss.backward()
+        self.opt_d.step()
+
+    def update_g(self, loss):
+        self.opt_g.zero_grad()
+        loss.backward()
+        self.opt_g.step()
+
+    def train_step(self, real, z):
+        fake = self.G(z)
+        d_loss = self.D(real).mean() - self.D(fake.detach()).mean()
+{order}
+"""
+
+
+def test_a_method_that_steps_an_optimizer_of_self_acts_at_each_call() -> None:
+    stale = "        g_loss = -self.D(fake).mean()\n        self.update_d(d_loss)\n"
+    fresh = "        self.update_d(d_loss)\n        g_loss = -self.D(fake).mean()\n"
+    assert codes(TRAINER.format(order=stale + "        self.update_g(g_loss)")) == [(16, "IPL001")]
+    assert codes(TRAINER.format(order=fresh + "        self.update_g(g_loss)")) == []
+    # the step in update_g comes after the last backward: nothing for the caller to meet
+    assert (
+        codes(TRAINER.format(order=fresh + "        self.update_g(g_loss)\n        return fake"))
+        == []
+    )

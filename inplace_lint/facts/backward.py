@@ -164,9 +164,14 @@ class Backward(AnalyzerBase):
         for value in values:
             records |= value.hist
         for write, record in overwritten(records, scope.consumed):
-            if node is None and write.update and record.id in scope.differentiated:
-                # the training step's own backward came first, then the update: only a
-                # caller differentiating the same graph again would meet it (issue 18)
+            if (
+                node is None
+                and write.update
+                and (record.id in scope.differentiated or write.callee)
+            ):
+                # the training step's own backward came first, then the update (or a helper
+                # made the update): only a caller differentiating the same graph again would
+                # meet it (issue 18)
                 continue
             self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
         if node is not None:

@@ -128,7 +128,11 @@ class Calls(AnalyzerBase):
         modules[key] = spec if same else None
 
     def _record_call(
-        self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+        self,
+        callee: str,
+        node: cst.Call,
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        method_of: str | None = None,
     ) -> list[Value]:
         """Note a call to a same-file function; apply its writes to the arguments passed.
 
@@ -139,7 +143,10 @@ class Calls(AnalyzerBase):
         self._grad_targets_passed(callee, node, args)
         entry = self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
-        self._replay_steps(callee, node, args)
+        if method_of is None:
+            self._replay_steps(callee, node, args, on_self=False)
+        else:  # ``self.update(loss)``: that class's method, which may step ``self.opt``
+            self._replay_steps(f"{method_of}.{callee}", node, args, on_self=True)
         return given_back
 
     def _note_call_args(self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]) -> None:
@@ -260,8 +267,8 @@ class Calls(AnalyzerBase):
         receiver = self._eval(func.value)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             args = self._args(node)
-            given_back = self._record_call(method, node, args)
             cls = scope.ctx.cls
+            given_back = self._record_call(method, node, args, cls.name if cls else None)
             if cls is not None:  # ``self.enqueue(k)`` writes ``self.queue``
                 self._replay_attribute_writes(cls.name, method)
             if given_back:

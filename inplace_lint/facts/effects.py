@@ -10,10 +10,11 @@ lists those writes, so that a caller's saves of ``self.queue`` see them. The in-
 a function makes to its parameters are the business of :mod:`summaries`.
 
 Limits: only step calls made unconditionally (in the body itself or under ``with``), on a
-parameter the function never rebinds, are listed; a call under ``if``, in a loop or in
-``try`` may not run, and is left out rather than guessed. Attribute writes are listed
-wherever they sit (a write under ``if self.training:`` is a write the caller may meet),
-except writes through ``.data``, which autograd does not see.
+parameter the function never rebinds or (for a method's ``step()``) on ``self.x``, are
+listed; a call under ``if``, in a loop or in ``try`` may not run, and is left out rather
+than guessed. Attribute writes are listed wherever they sit (a write under ``if
+self.training:`` is a write the caller may meet), except writes through ``.data``, which
+autograd does not see.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ _STEPS = ("backward", "step")
 @dataclass(frozen=True)
 class Effect:
     """``param.backward(...)`` or ``param.step()`` on parameter ``param`` (at ``index``, not
-    counting ``self``), at ``node`` in statement ``stmt``."""
+    counting ``self``), at ``node`` in statement ``stmt``; or, in a method, ``self.x.step()``
+    (``param`` is ``self.x``, ``index`` -1)."""
 
     kind: str  # "backward" or "step"
     index: int
@@ -52,7 +54,7 @@ def step_effects(func: cst.FunctionDef, skip_first: bool) -> list[Effect]:
     if skip_first and params:
         params = params[1:]
     index = {p.name.value: i for i, p in enumerate(params)}
-    if not index:
+    if not index and not skip_first:
         return []
     rebound = bound_names(func)[0]
     found: list[Effect] = []
@@ -61,15 +63,30 @@ def step_effects(func: cst.FunctionDef, skip_first: bool) -> list[Effect]:
         if not isinstance(method, cst.Attribute) or method.attr.value not in _STEPS:
             continue
         receiver = method.value
+        kind = method.attr.value
+        own = _self_attribute(receiver) if skip_first and kind == "step" else None
+        if own is not None:  # ``self.opt.step()`` in a method: the caller's ``self.opt``
+            found.append(Effect(kind, -1, f"self.{own}", call, stmt))
+            continue
         if not isinstance(receiver, cst.Name) or receiver.value not in index:
             continue
         name = receiver.value
         if rebound.get(name):
             continue
-        kind = method.attr.value
         retain = _retain(call, params, index) if kind == "backward" else False
         found.append(Effect(kind, index[name], name, call, stmt, retain))
     return found
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    """``attr`` for ``self.attr``."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
 
 
 def _unconditional_calls(

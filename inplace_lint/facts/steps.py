@@ -164,15 +164,20 @@ class Steps(AnalyzerBase):
             if optimizer.elements:  # else the name-based guess stays (``_hinted_params``)
                 self.class_values.setdefault((cls.name, name[5:]), optimizer)
 
-    def _replay_steps(self, callee: str, node: cst.Call, args: Args) -> None:
+    def _replay_steps(self, callee: str, node: cst.Call, args: Args, on_self: bool) -> None:
         """The backward points and optimizer steps a same-file helper takes on what this
-        call passes (``update_params(self.q_optim, q_loss)``), in the helper's order."""
+        call passes (``update_params(self.q_optim, q_loss)``), in the helper's order; for a
+        method called on ``self``, also its steps of ``self``'s optimizers."""
         effects = self.step_summaries.get(callee)
         if not effects:
             return
         positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
         keywords = {kw: (arg, values) for kw, arg, values in args if kw}
         for effect in effects:
+            if effect.index < 0:
+                if on_self:
+                    self._replay_step(callee, effect, self._lookup(effect.param) or [])
+                continue
             passed = keywords.get(effect.param)
             if passed is None and effect.index < len(positional):
                 passed = positional[effect.index]
@@ -191,7 +196,7 @@ class Steps(AnalyzerBase):
         if not stepped:
             return
         what = f"`{self._text(effect.node.func)}()` in `{callee}()`"
-        self._write(stepped, effect.node, what, optimizer=True, stmt=effect.stmt)
+        self._write(stepped, effect.node, what, optimizer=True, stmt=effect.stmt, callee=callee)
 
     def _replay_attribute_writes(self, class_name: str, method: str) -> None:
         """``self._dequeue_and_enqueue(k)``: the method's in-place writes to ``self.queue``
