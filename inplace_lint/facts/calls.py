@@ -143,10 +143,12 @@ class Calls(AnalyzerBase):
         self._grad_targets_passed(callee, node, args)
         entry = self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
-        if method_of is None:
+        own = f"{method_of}.{callee}" if method_of is not None else None
+        if own is not None and own in self.step_summaries:
+            # ``self.update(loss)``: that class's method, which may step ``self.opt``
+            self._replay_steps(own, node, args, on_self=True)
+        else:  # a plain helper, or a method inherited from a base class: its parameters only
             self._replay_steps(callee, node, args, on_self=False)
-        else:  # ``self.update(loss)``: that class's method, which may step ``self.opt``
-            self._replay_steps(f"{method_of}.{callee}", node, args, on_self=True)
         return given_back
 
     def _note_call_args(self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]) -> None:
