@@ -1,4 +1,5 @@
-"""What the members of an ``nn.Sequential`` save is saved when the Sequential runs.
+"""What the members of an ``nn.Sequential`` save is saved when the Sequential runs, whichever
+way its members are given.
 
 An in-place member (``nn.ReLU(inplace=True)`` at the end of a block) writes a fresh
 intermediate, which the chain check inside the Sequential judges; the output it saves is the
@@ -79,3 +80,38 @@ def test_the_programs_behave_as_labelled() -> None:
         ("nn.Dropout(0.0)", "out += x", CALL),
     ):
         exec(compile(_program(last, add, call), "t.py", "exec"), {"torch": torch})
+
+
+WRAPPED = """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos_conv = nn.Conv1d(8, 8, 3, padding=1)
+        self.pos_conv = nn.Sequential(self.pos_conv, nn.GELU())
+
+    def forward(self, x):
+        x_conv = self.pos_conv(x.transpose(1, 2))
+        {add}
+        return x
+
+
+Encoder()(torch.randn(2, 5, 8)).sum().backward()
+"""
+
+
+def test_a_sequential_that_wraps_the_attributes_earlier_module() -> None:
+    """``self.m = nn.Sequential(self.m, ...)`` reads the module assigned just before: it
+    follows that assignment on the same path and holds it first (the conv that saves its
+    input), rather than being a different module on another path (nothing known)."""
+    hazard = textwrap.dedent(WRAPPED).format(add="x += x_conv.transpose(1, 2)")
+    safe = textwrap.dedent(WRAPPED).format(add="x = x + x_conv.transpose(1, 2)")
+    assert _codes(hazard) == [(14, "IPL001")]
+    assert _codes(safe) == []
+    pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(hazard, "t.py", "exec"), {})
+    exec(compile(safe, "t.py", "exec"), {})

@@ -72,10 +72,13 @@ class ModuleResolver:
         expr: cst.BaseExpression,
         defaults: dict[str, cst.BaseExpression] | None = None,
         lists: dict[str, tuple[cst.BaseExpression, ...]] | None = None,
+        held: dict[str, ModuleSpec] | None = None,
     ) -> ModuleSpec | None:
         """The module built by ``expr``, or None if it does not build a module.
 
-        ``lists``: names of fixed literal lists, for a container built from ``*name``."""
+        ``lists``: names of fixed literal lists, for a container built from ``*name``;
+        ``held``: the modules ``self``'s attributes hold so far, for a container whose member
+        is one (``self.conv = nn.Sequential(self.conv, nn.GELU())``)."""
         if isinstance(expr, cst.IfExp):
             body = self.spec(expr.body, defaults)
             other = self.spec(expr.orelse, defaults)
@@ -105,7 +108,7 @@ class ModuleResolver:
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
         if qualname in _CONTAINERS:
-            elements = self._elements(expr, lists or {})
+            elements = self._elements(expr, lists or {}, held or {})
             return ModuleSpec(qualname=qualname, node=expr, elements=elements)
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
@@ -198,7 +201,10 @@ class ModuleResolver:
         return []
 
     def _elements(
-        self, call: cst.Call, lists: dict[str, tuple[cst.BaseExpression, ...]]
+        self,
+        call: cst.Call,
+        lists: dict[str, tuple[cst.BaseExpression, ...]],
+        held: dict[str, ModuleSpec],
     ) -> tuple[ModuleSpec, ...] | None:
         members: list[cst.BaseExpression] = []
         for arg in call.args:
@@ -224,7 +230,9 @@ class ModuleResolver:
                 members.append(value)
         specs: list[ModuleSpec] = []
         for member in members:
-            spec = self.spec(member)
+            name = dotted_name(member)
+            attr = name[5:] if name is not None and name.startswith("self.") else None
+            spec = held.get(attr) if attr is not None else self.spec(member)
             if spec is None:
                 spec = ModuleSpec(qualname=None, node=member)
             specs.append(spec)
@@ -381,17 +389,22 @@ def _record(
                 members = tuple(sorted({*earlier.members, *members}))
             facts.modules[attr] = ModuleSpec(qualname=qualified, node=value, members=members)
             return
-    spec = resolver.spec(value, defaults)
+    spec = resolver.spec(value, defaults, held=facts.modules)
     if spec is None:
         callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
         if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
             return
         spec = ModuleSpec(qualname=None, node=value)  # an unknown class: some module
     earlier = facts.modules.get(attr)
-    if earlier is not None and (
-        earlier.qualname != spec.qualname
-        or earlier.inplace != spec.inplace
-        or earlier.user_class != spec.user_class
+    wraps = any(dotted_name(node) == name for node in walk(value) if is_expression(node))
+    if (
+        earlier is not None
+        and not wraps
+        and (
+            earlier.qualname != spec.qualname
+            or earlier.inplace != spec.inplace
+            or earlier.user_class != spec.user_class
+        )
     ):
         # assigned different modules on different paths: assume nothing about it but the
         # same-file classes it may be, whose forward may write to what it is given
