@@ -39,6 +39,14 @@ nothing else on the path is picked up, and its commit is read from ``DIR``)::
         --dest bench/.untuned/run2 --linter /work/base21
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_2.json \
         --dest bench/.untuned/run2 --saved --verdicts bench/untuned_verdicts_2.json --markdown
+
+Run 3 used the same options with its own files (``bench/untuned_projects_3.json``,
+``bench/.untuned/run3``, ``--linter /work/base22``, ``bench/untuned_verdicts_3.json``).
+``--projects-table`` also prints one row per project: version, domain, size, the archive the
+sources came from and the wall time of its one linter call (read from the saved records)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_3.json \
+        --dest bench/.untuned/run3 --saved --projects-table --markdown
 """
 
 from __future__ import annotations
@@ -84,6 +92,7 @@ class Project:
     version: str
     package: str
     domain: str = ""
+    size: str = ""
 
     @property
     def corpus(self) -> Corpus:
@@ -125,7 +134,7 @@ def load_projects(path: Path) -> list[Project]:
     """Read the projects file: ``{"projects": [{"name", "version", "package", ...}]}``."""
     data = json.loads(path.read_text())
     return [
-        Project(p["name"], p["version"], p["package"], p.get("domain", ""))
+        Project(p["name"], p["version"], p["package"], p.get("domain", ""), p.get("size", ""))
         for p in data["projects"]
     ]
 
@@ -378,6 +387,41 @@ def print_table(heads: Sequence[str], rows: Sequence[Sequence[str]], markdown: b
         print(" ".join(line))
 
 
+def source_of(project: Project, dest: Path) -> str:
+    """The archive the unpacked sources came from (recorded by ``corpora.fetch``), or ``?``."""
+    marker = dest / project.folder / ".corpus.json"
+    try:
+        return str(json.loads(marker.read_text()).get("source", "?"))
+    except (OSError, ValueError):
+        return "?"
+
+
+def print_projects(results: Sequence[Result], dest: Path, markdown: bool) -> None:
+    """One row per project: version, domain, size, source archive, seconds of the linter call."""
+    heads = ["project", "version", "domain", "size", "source", "lint s"]
+    rows = [
+        [
+            r.project.name,
+            r.project.version,
+            r.project.domain,
+            r.project.size,
+            source_of(r.project, dest),
+            f"{r.seconds:.1f}",
+        ]
+        for r in results
+    ]
+    print()
+    if markdown:
+        print("| " + " | ".join(heads) + " |")
+        print("|---|---|---|---|---|---:|")
+        for cells in rows:
+            cells[4] = f"`{cells[4]}`"
+            print("| " + " | ".join(cells) + " |")
+        return
+    for cells in rows:
+        print("  ".join(cells))
+
+
 def print_findings(
     results: Sequence[Result], verdicts: dict[str, dict[str, str]], markdown: bool
 ) -> None:
@@ -448,6 +492,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--list", action="store_true", help="also list every finding (with its verdict)"
     )
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    parser.add_argument(
+        "--projects-table",
+        action="store_true",
+        help="also print the projects: version, domain, size, source archive, lint seconds",
+    )
     return parser.parse_args(argv)
 
 
@@ -492,6 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{result.project.folder}: stderr: {error}")
         for crash in result.crashes:
             print(f"{result.project.folder}: CRASH: {crash}")
+    if args.projects_table:
+        print_projects(results, args.dest, args.markdown)
     if verdicts is not None:
         print_families(results, verdicts, args.markdown)
     if args.list:
