@@ -115,3 +115,36 @@ def test_a_sequential_that_wraps_the_attributes_earlier_module() -> None:
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         exec(compile(hazard, "t.py", "exec"), {})
     exec(compile(safe, "t.py", "exec"), {})
+
+
+DEFAULTED = """
+import torch
+from torch import nn
+
+
+class Discriminator(nn.Module):
+    def __init__(self, activation=nn.LeakyReLU):
+        super().__init__()
+        self.first = nn.Sequential(
+            nn.Conv2d(3, 4, 3), activation(inplace=True), nn.Dropout(p=0.5, inplace={inplace})
+        )
+
+    def forward(self, x):
+        return self.first(x)
+
+
+Discriminator()(torch.randn(1, 3, 8, 8)).sum().backward()
+"""
+
+
+def test_a_member_built_from_a_parameter_default() -> None:
+    """``activation(inplace=True)`` under ``activation=nn.LeakyReLU``: the member is the
+    default's module inside a Sequential too, as it is in ``self.act = activation(...)``."""
+    hazard = textwrap.dedent(DEFAULTED).format(inplace="True")
+    safe = textwrap.dedent(DEFAULTED).format(inplace="False")
+    assert _codes(hazard) == [(10, "IPL001")]
+    assert _codes(safe) == []
+    pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(hazard, "t.py", "exec"), {})
+    exec(compile(safe, "t.py", "exec"), {})

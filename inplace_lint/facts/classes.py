@@ -108,7 +108,7 @@ class ModuleResolver:
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
         if qualname in _CONTAINERS:
-            elements = self._elements(expr, lists or {}, held or {})
+            elements = self._elements(expr, lists or {}, held or {}, defaults)
             return ModuleSpec(qualname=qualname, node=expr, elements=elements)
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
@@ -205,6 +205,7 @@ class ModuleResolver:
         call: cst.Call,
         lists: dict[str, tuple[cst.BaseExpression, ...]],
         held: dict[str, ModuleSpec],
+        defaults: dict[str, cst.BaseExpression] | None = None,
     ) -> tuple[ModuleSpec, ...] | None:
         members: list[cst.BaseExpression] = []
         for arg in call.args:
@@ -232,7 +233,7 @@ class ModuleResolver:
         for member in members:
             name = dotted_name(member)
             attr = name[5:] if name is not None and name.startswith("self.") else None
-            spec = held.get(attr) if attr is not None else self.spec(member)
+            spec = held.get(attr) if attr is not None else self.spec(member, defaults)
             if spec is None:
                 spec = ModuleSpec(qualname=None, node=member)
             specs.append(spec)
@@ -343,7 +344,7 @@ def collect_classes(
 def collect_attributes(facts: ClassFacts, resolver: ModuleResolver) -> None:
     """Fill ``facts.modules``/``parameters``/``buffers`` from ``self.x = ...`` in methods."""
     for method in facts.methods.values():
-        defaults = _param_defaults(method)
+        defaults = param_defaults(method)
         statements = _assignments(method)
         for stmt in statements:
             if isinstance(stmt, cst.Assign):
@@ -480,7 +481,7 @@ def _requires_grad(call: cst.Call) -> bool:
     return literal_bool(flag) is not False if flag is not None else True
 
 
-def _param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+def param_defaults(func: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     defaults: dict[str, cst.BaseExpression] = {}
     for param in (*func.params.params, *func.params.kwonly_params):
         if param.default is not None:

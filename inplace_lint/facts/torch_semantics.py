@@ -11,6 +11,7 @@ from inplace_lint.facts import ledger
 from inplace_lint.facts.classes import (
     global_pool,
     literal_bool,
+    param_defaults,
 )
 from inplace_lint.facts.fixed_lists import fixed_lists
 from inplace_lint.facts.model import Kind, Value, new_value
@@ -367,14 +368,41 @@ class TorchSemantics(AnalyzerBase):
         """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists, in the
         call or in a fixed literal list it unpacks (``nn.Sequential(*layers)``)."""
         lists: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] | None = None
+        defaults: dict[int, dict[str, cst.BaseExpression]] | None = None
         for node in calls:
             if self.imports.qualify(node.func) != "torch.nn.Sequential":
                 continue
             if lists is None and any(arg.star == "*" for arg in node.args):
                 lists = self._fixed_lists_by_call()
-            spec = self.resolver.spec(node, lists=(lists or {}).get(id(node)))
+            if defaults is None and any(self._bare_call(arg.value) for arg in node.args):
+                defaults = self._defaults_by_call()
+            spec = self.resolver.spec(
+                node, (defaults or {}).get(id(node)), lists=(lists or {}).get(id(node))
+            )
             if spec is not None and spec.elements:
                 self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
+
+    def _bare_call(self, value: cst.BaseExpression) -> bool:
+        """``activation(inplace=True)``: a call of a bare name no import explains (a
+        parameter whose default may be a module class)."""
+        return (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and self.imports.qualify(value.func) is None
+        )
+
+    def _defaults_by_call(self) -> dict[int, dict[str, cst.BaseExpression]]:
+        """For each call inside a function with parameter defaults: those defaults, so that
+        ``activation(inplace=True)`` under ``def __init__(self, activation=nn.LeakyReLU)``
+        builds the default's module (as it does for ``self.x = activation(...)``)."""
+        out: dict[int, dict[str, cst.BaseExpression]] = {}
+        for func in self._defs:
+            defaults = param_defaults(func)
+            if defaults:
+                for node in own_nodes(func):
+                    if type(node) is cst.Call:
+                        out[id(node)] = defaults
+        return out
 
     def _fixed_lists_by_call(self) -> dict[int, dict[str, tuple[cst.BaseExpression, ...]]]:
         """For each call inside a function: that function's fixed literal lists."""
