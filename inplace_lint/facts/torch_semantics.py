@@ -37,6 +37,11 @@ from inplace_lint.facts.syntax import (
 )
 from inplace_lint.facts.walk import own_nodes
 
+#: A function's parameter defaults and its fixed literal lists, by name (None when empty).
+_Named = tuple[
+    dict[str, cst.BaseExpression] | None, dict[str, tuple[cst.BaseExpression, ...]] | None
+]
+
 
 class TorchSemantics(AnalyzerBase):
     """The torch semantics room of the interpreter (see the module docstring)."""
@@ -366,19 +371,18 @@ class TorchSemantics(AnalyzerBase):
 
     def _note_sequentials(self, calls: list[cst.Call]) -> None:
         """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists, in the
-        call or in a fixed literal list it unpacks (``nn.Sequential(*layers)``)."""
-        lists: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] | None = None
-        defaults: dict[int, dict[str, cst.BaseExpression]] | None = None
+        call or in a fixed literal list it unpacks (``nn.Sequential(*layers)``); a member
+        built from a parameter (``activation(inplace=True)``) is the parameter's default."""
+        named: dict[int, _Named] | None = None
         for node in calls:
             if self.imports.qualify(node.func) != "torch.nn.Sequential":
                 continue
-            if lists is None and any(arg.star == "*" for arg in node.args):
-                lists = self._fixed_lists_by_call()
-            if defaults is None and any(self._bare_call(arg.value) for arg in node.args):
-                defaults = self._defaults_by_call()
-            spec = self.resolver.spec(
-                node, (defaults or {}).get(id(node)), lists=(lists or {}).get(id(node))
-            )
+            if named is None and any(
+                arg.star == "*" or self._bare_call(arg.value) for arg in node.args
+            ):
+                named = self._named_by_call()
+            defaults, lists = (named or {}).get(id(node), (None, None))
+            spec = self.resolver.spec(node, defaults, lists=lists)
             if spec is not None and spec.elements:
                 self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
 
@@ -391,28 +395,17 @@ class TorchSemantics(AnalyzerBase):
             and self.imports.qualify(value.func) is None
         )
 
-    def _defaults_by_call(self) -> dict[int, dict[str, cst.BaseExpression]]:
-        """For each call inside a function with parameter defaults: those defaults, so that
-        ``activation(inplace=True)`` under ``def __init__(self, activation=nn.LeakyReLU)``
-        builds the default's module (as it does for ``self.x = activation(...)``)."""
-        out: dict[int, dict[str, cst.BaseExpression]] = {}
+    def _named_by_call(self) -> dict[int, _Named]:
+        """For each call inside a function: that function's parameter defaults and fixed
+        literal lists (so ``activation(inplace=True)`` under ``activation=nn.LeakyReLU``
+        builds the default's module, as it does in ``self.x = activation(...)``)."""
+        out: dict[int, _Named] = {}
         for func in self._defs:
-            defaults = param_defaults(func)
-            if defaults:
+            named = (param_defaults(func) or None, fixed_lists(func) or None)
+            if named != (None, None):
                 for node in own_nodes(func):
                     if type(node) is cst.Call:
-                        out[id(node)] = defaults
-        return out
-
-    def _fixed_lists_by_call(self) -> dict[int, dict[str, tuple[cst.BaseExpression, ...]]]:
-        """For each call inside a function: that function's fixed literal lists."""
-        out: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] = {}
-        for func in self._defs:
-            lists = fixed_lists(func)
-            if lists:
-                for node in own_nodes(func):
-                    if type(node) is cst.Call:
-                        out[id(node)] = lists
+                        out[id(node)] = named
         return out
 
 
