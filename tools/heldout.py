@@ -29,6 +29,7 @@ from harness import _make, compare, parse_markers, run_example  # noqa: E402
 
 from inplace_lint.checks import all_rules  # noqa: E402
 from inplace_lint.engine import lint_source  # noqa: E402
+from inplace_lint.facts.calls import CONSTRUCTION_NOTE  # noqa: E402
 from inplace_lint.finding import Finding  # noqa: E402
 
 #: Largest output difference that still counts as "the same" between a case and its twin.
@@ -104,17 +105,13 @@ def score(paths: list[str], construction: bool = False) -> int:
     return 0
 
 
-#: The related location an in-place module's finding gives for its construction.
-CONSTRUCTION = "created with inplace=True here"
-
-
 def _at_marker(finding: Finding, expected: set[tuple[int, str]]) -> tuple[int, str]:
     """(line, code) of ``finding``, taken at the module's construction when the finding is an
     in-place module's call (reported where it runs, with the construction as a related
     location) and its author marked the construction: the case instructions allow either."""
     for related in finding.related:
         at = (related.position.line, finding.code)
-        if related.message.endswith(CONSTRUCTION) and at in expected:
+        if related.message.endswith(CONSTRUCTION_NOTE) and at in expected:
             return at
     return (finding.line, finding.code)
 

@@ -38,6 +38,10 @@ from inplace_lint.facts.walk import (
     walk,
 )
 
+#: How an in-place module's finding, reported at the call, names the module's construction
+#: (a related location; ``tools/heldout.py score --construction`` matches markers there).
+CONSTRUCTION_NOTE = "created with inplace=True here"
+
 
 class Calls(AnalyzerBase):
     """The calls room of the interpreter (see the module docstring)."""
@@ -471,7 +475,7 @@ class Calls(AnalyzerBase):
             kind = short_name(spec.qualname) if spec.qualname else "module"
             related: tuple[tuple[cst.CSTNode, str], ...] = ()
             if spec.node is not None:
-                related = ((spec.node, f"{kind} created with inplace=True here"),)
+                related = ((spec.node, f"{kind} {CONSTRUCTION_NOTE}"),)
             write = self._write(
                 tensors,
                 node,
