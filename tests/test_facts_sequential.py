@@ -39,47 +39,50 @@ class ResidualBlock(nn.Module):
 
 
 m = ResidualBlock(4)
-{call}
+y = m(torch.randn(2, 4, 8, 8))
+y.sum().backward()
 """
-CALL = "y = m(torch.randn(2, 4, 8, 8))\ny.sum().backward()"
 
 
-def _program(last: str, add: str = "out += x", call: str = CALL) -> str:
-    return textwrap.dedent(BLOCK).format(last=last, add=add, call=call)
+def _program(last: str, add: str = "out += x") -> str:
+    return textwrap.dedent(BLOCK).format(last=last, add=add)
 
 
 def _codes(source: str) -> list[tuple[int, str]]:
     return [(f.line, f.code) for f in lint_source(source, "t.py", ALL)]
 
 
-@pytest.mark.parametrize(
-    "last", ["nn.ReLU(inplace=True)", "nn.ReLU()", "nn.LeakyReLU(0.2, inplace=True)"]
-)
+def _behave(hazard: str, *safe: str) -> None:
+    """Under torch, ``hazard`` raises torch's in-place error and each ``safe`` runs."""
+    pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(hazard, "t.py", "exec"), {})
+    for source in safe:
+        exec(compile(source, "t.py", "exec"), {})
+
+
+#: Blocks whose last member saves its output.
+SAVING_LAST = ["nn.ReLU(inplace=True)", "nn.ReLU()", "nn.LeakyReLU(0.2, inplace=True)"]
+LOOK_ALIKES = [
+    ("nn.ReLU(inplace=True)", "out = out + x"),  # out of place
+    ("nn.Dropout(0.0)", "out += x"),  # the last member saves no output
+]
+
+
+@pytest.mark.parametrize("last", SAVING_LAST)
 def test_writing_the_output_of_a_block_that_ends_in_a_saving_activation(last: str) -> None:
     assert _codes(_program(last)) == [(17, "IPL001")]
 
 
-@pytest.mark.parametrize(
-    ("last", "add", "call"),
-    [
-        ("nn.ReLU(inplace=True)", "out = out + x", CALL),  # out of place
-        ("nn.Dropout(0.0)", "out += x", CALL),  # the last member saves no output
-    ],
-)
-def test_look_alikes_stay_quiet(last: str, add: str, call: str) -> None:
-    assert _codes(_program(last, add, call)) == []
+@pytest.mark.parametrize(("last", "add"), LOOK_ALIKES)
+def test_look_alikes_stay_quiet(last: str, add: str) -> None:
+    assert _codes(_program(last, add)) == []
 
 
 def test_the_programs_behave_as_labelled() -> None:
-    torch = pytest.importorskip("torch")
-    for last in ("nn.ReLU(inplace=True)", "nn.ReLU()", "nn.LeakyReLU(0.2, inplace=True)"):
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            exec(compile(_program(last), "t.py", "exec"), {})
-    for last, add, call in (
-        ("nn.ReLU(inplace=True)", "out = out + x", CALL),
-        ("nn.Dropout(0.0)", "out += x", CALL),
-    ):
-        exec(compile(_program(last, add, call), "t.py", "exec"), {"torch": torch})
+    safe = [_program(last, add) for last, add in LOOK_ALIKES]
+    for last in SAVING_LAST:
+        _behave(_program(last), *safe)
 
 
 WRAPPED = """
@@ -111,10 +114,7 @@ def test_a_sequential_that_wraps_the_attributes_earlier_module() -> None:
     safe = textwrap.dedent(WRAPPED).format(add="x = x + x_conv.transpose(1, 2)")
     assert _codes(hazard) == [(14, "IPL001")]
     assert _codes(safe) == []
-    pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        exec(compile(hazard, "t.py", "exec"), {})
-    exec(compile(safe, "t.py", "exec"), {})
+    _behave(hazard, safe)
 
 
 DEFAULTED = """
@@ -144,7 +144,4 @@ def test_a_member_built_from_a_parameter_default() -> None:
     safe = textwrap.dedent(DEFAULTED).format(inplace="False")
     assert _codes(hazard) == [(10, "IPL001")]
     assert _codes(safe) == []
-    pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        exec(compile(hazard, "t.py", "exec"), {})
-    exec(compile(safe, "t.py", "exec"), {})
+    _behave(hazard, safe)
