@@ -397,21 +397,25 @@ def _record(
             return
         spec = ModuleSpec(qualname=None, node=value)  # an unknown class: some module
     earlier = facts.modules.get(attr)
-    wraps = any(dotted_name(node) == name for node in walk(value) if is_expression(node))
     if (
         earlier is not None
-        and not wraps
         and (
             earlier.qualname != spec.qualname
             or earlier.inplace != spec.inplace
             or earlier.user_class != spec.user_class
         )
+        and not _reads(value, name)  # wrapping the earlier module follows it on its path
     ):
         # assigned different modules on different paths: assume nothing about it but the
         # same-file classes it may be, whose forward may write to what it is given
         classes = {c for s in (earlier, spec) for c in s.classes}
         spec = ModuleSpec(qualname=None, node=value, candidates=tuple(sorted(classes)))
     facts.modules[attr] = spec
+
+
+def _reads(value: cst.BaseExpression, name: str) -> bool:
+    """Whether ``value`` reads the dotted ``name`` (``self.conv`` in ``Sequential(self.conv)``)."""
+    return any(dotted_name(node) == name for node in walk(value) if is_expression(node))
 
 
 def _is_display(value: cst.BaseExpression) -> bool:
