@@ -47,6 +47,14 @@ sources came from and the wall time of its one linter call (read from the saved 
 
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_3.json \
         --dest bench/.untuned/run3 --saved --projects-table --markdown
+
+Run 4 used the same options with its own files (``bench/untuned_projects_4.json``,
+``bench/.untuned/run4``, ``--linter /work/base23``, ``bench/untuned_verdicts_4.json``).
+``--per-code`` (with ``--verdicts``) also prints real / real-conditional / false per code::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_4.json \
+        --dest bench/.untuned/run4 --saved --verdicts bench/untuned_verdicts_4.json \
+        --projects-table --per-code --list --markdown
 """
 
 from __future__ import annotations
@@ -465,6 +473,33 @@ def print_families(
         print(f"- `{family}`: {count}" if markdown else f"  {count:4d}  {family}")
 
 
+def print_per_code(
+    results: Sequence[Result], verdicts: dict[str, dict[str, str]], markdown: bool
+) -> None:
+    """One row per code that fired: how many of its findings are real, real-conditional,
+    false or still open."""
+    tally: dict[str, Counter[str]] = {}
+    for result in results:
+        for finding in result.findings:
+            verdict = verdicts.get(result.key(finding), {}).get("verdict", "open")
+            tally.setdefault(str(finding["code"]), Counter())[verdict] += 1
+    if not tally:
+        return
+    heads = ["code", "real", "cond", "false", "open"]
+    rows = [
+        [
+            code,
+            str(tally[code]["real"]),
+            str(tally[code]["real-conditional"]),
+            str(tally[code]["false"]),
+            str(tally[code]["open"]),
+        ]
+        for code in sorted(tally)
+    ]
+    print()
+    print_table(heads, rows, markdown)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -496,6 +531,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--projects-table",
         action="store_true",
         help="also print the projects: version, domain, size, source archive, lint seconds",
+    )
+    parser.add_argument(
+        "--per-code",
+        action="store_true",
+        help="with --verdicts: also print real / real-conditional / false per code",
     )
     return parser.parse_args(argv)
 
@@ -543,6 +583,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{result.project.folder}: CRASH: {crash}")
     if args.projects_table:
         print_projects(results, args.dest, args.markdown)
+    if verdicts is not None and args.per_code:
+        print_per_code(results, verdicts, args.markdown)
     if verdicts is not None:
         print_families(results, verdicts, args.markdown)
     if args.list:
