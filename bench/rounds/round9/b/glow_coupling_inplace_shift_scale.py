@@ -1,0 +1,62 @@
+# label: hazard raises
+# why: the affine coupling splits z into views z1/z2, feeds z1 to the coupling net (whose first conv saves it), then shifts and scales z2 in place, which bumps the shared version counter of z and of the saved z1.
+# source: https://github.com/chaiyujin/glow-pytorch/pull/6
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+def split_feature(tensor, type="split"):
+    C = tensor.size(1)
+    if type == "split":
+        return tensor[:, : C // 2, ...], tensor[:, C // 2 :, ...]
+    elif type == "cross":
+        return tensor[:, 0::2, ...], tensor[:, 1::2, ...]
+
+
+def cat_feature(tensor_a, tensor_b):
+    return torch.cat((tensor_a, tensor_b), dim=1)
+
+
+class InvertibleConv1x1(nn.Module):
+    def __init__(self, num_channels):
+        super().__init__()
+        w_init = torch.linalg.qr(torch.randn(num_channels, num_channels))[0]
+        self.weight = nn.Parameter(w_init)
+
+    def forward(self, input, logdet):
+        dlogdet = torch.slogdet(self.weight)[1] * input.size(2) * input.size(3)
+        weight = self.weight.view(*self.weight.shape, 1, 1)
+        return nn.functional.conv2d(input, weight), logdet + dlogdet
+
+
+class FlowStep(nn.Module):
+    def __init__(self, in_channels, hidden_channels):
+        super().__init__()
+        self.invconv = InvertibleConv1x1(in_channels)
+        self.f = nn.Sequential(
+            nn.Conv2d(in_channels // 2, hidden_channels, 3, padding=1),
+            nn.ReLU(inplace=False),
+            nn.Conv2d(hidden_channels, in_channels, 3, padding=1),
+        )
+
+    def normal_flow(self, input, logdet):
+        z, logdet = self.invconv(input, logdet)
+        z1, z2 = split_feature(z, "split")
+        h = self.f(z1)
+        shift, scale = split_feature(h, "cross")
+        scale = torch.sigmoid(scale + 2.0)
+        z2 += shift  # <-- IPL001: z2 is a view of z, and z1 (another view of z) was saved by the coupling conv
+        z2 *= scale  # <-- IPL001: same storage again; also overwrites the z2 value the multiply needs for d/dscale
+        logdet = torch.sum(torch.log(scale), dim=[1, 2, 3]) + logdet
+        z = cat_feature(z1, z2)
+        return z, logdet
+
+
+step = FlowStep(in_channels=4, hidden_channels=8)
+x = torch.randn(2, 4, 4, 4)
+z, logdet = step.normal_flow(x, torch.zeros(2))
+nll = 0.5 * z.pow(2).sum(dim=[1, 2, 3]) - logdet
+loss = nll.mean()
+loss.backward()
