@@ -74,7 +74,8 @@ class Binder(AnalyzerBase):
             if module is not None and (value.origin == "arg" or value.kind is Kind.MODULE):
                 value = new_value(Kind.MODULE, name, module=module)
             if value.kind is Kind.TENSOR and ctx.node is not None:
-                passed = self.arg_grads.get(ctx.name, {})
+                key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
+                passed = self.arg_grads.get(key, {})
                 value.grad = max(value.grad, passed.get(position, 0), passed.get(name, 0))
             self._bind(name, [value])
 

@@ -88,12 +88,21 @@ class Calls(AnalyzerBase):
                         value.kind = Kind.MODULE
                         value.module = ModuleSpec(qualname=None, node=None)
                 return self._call_modules(values, self._args(node), node, name)
+            if name in self.functions and _shadowed(name, self.scope.env):
+                # ``dff = DeepFeatureFactorization(); dff(x)``: not the file's ``def dff``
+                args = self._args(node)
+                return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
             spec = None if name in self.functions else self.resolver.spec(node)
             args = self._args(node)
             if spec is not None:
                 return [new_value(Kind.MODULE, name, module=spec)]
             given_back = self._record_call(name, node, args)
-            return given_back or [self._unknown(inputs=self._plain_call_inputs(name, args))]
+            if given_back:
+                return given_back
+            inlined = self._inline_call(name, args)
+            if inlined is not None:
+                return inlined
+            return [self._unknown(inputs=self._plain_call_inputs(name, args))]
         called = self._eval(func)
         args = self._args(node)
         if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
@@ -143,11 +152,11 @@ class Calls(AnalyzerBase):
         Returns the tensors passed where the callee writes and then returns that argument
         (``x = normalize_(x)``): the call's result is the caller's own tensor.
         """
-        self._note_call_args(callee, args)
+        own = f"{method_of}.{callee}" if method_of is not None else None
+        self._note_call_args(callee, args, own or callee)
         self._grad_targets_passed(callee, node, args)
         entry = self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
-        own = f"{method_of}.{callee}" if method_of is not None else None
         if own is not None and own in self.step_summaries:
             # ``self.update(loss)``: that class's method, which may step ``self.opt``
             self._replay_steps(own, node, args, on_self=True)
@@ -155,11 +164,14 @@ class Calls(AnalyzerBase):
             self._replay_steps(callee, node, args, on_self=False)
         return given_back
 
-    def _note_call_args(self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]) -> None:
+    def _note_call_args(
+        self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]], grads_key: str
+    ) -> None:
         """What this call passes at each position or keyword: modules, tensors, containers,
         and the strongest grad (summaries of the callee are instantiated with these)."""
         self.facts.called.add(callee)
-        grads = self.arg_grads.setdefault(callee, {})
+        # by ``Class.method`` for a method: two classes' methods of one name are two functions
+        grads = self.arg_grads.setdefault(grads_key, {})
         position = 0
         for keyword, arg, values in args:
             key: int | str = keyword or position
@@ -279,6 +291,9 @@ class Calls(AnalyzerBase):
                 self._replay_attribute_writes(cls.name, method)
             if given_back:
                 return given_back
+            inlined = self._inline_method(method, args)
+            if inlined is not None:
+                return inlined
             inputs = [v for _, _, vs in args for v in vs]
             # ``self.calc_loss(batch)``: computed through ``self``'s modules
             through = self._method_result(cls.name, method, None, inputs) if cls else None
@@ -531,3 +546,9 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
+
+
+def _shadowed(name: str, env: dict[str, list[Value]]) -> bool:
+    """``name`` is bound in this scope to something other than a ``def`` of that name."""
+    values = env.get(name)
+    return values is not None and not any(v.origin == "def" for v in values)

@@ -30,6 +30,7 @@ from inplace_lint.facts.heuristics import (
     init_like_name,
     state_update_name,
 )
+from inplace_lint.facts.inline import BUDGET, Inline
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind
 from inplace_lint.facts.op_extras import (
@@ -56,10 +57,13 @@ from inplace_lint.facts.walk import (
 from inplace_lint.facts.writes import Writes
 
 
-class Analyzer(Statements, Expressions, Calls, Steps, TorchSemantics, Backward, Writes, Binder):
+class Analyzer(
+    Statements, Expressions, Calls, Inline, Steps, TorchSemantics, Backward, Writes, Binder
+):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
 
     def run(self) -> ev.Facts:
+        self._inline_budget = BUDGET
         self._collect_functions()
         calls: list[cst.Call] = []
         self.call_modes = _call_modes(self.module, self.imports, calls, self._memo)

@@ -131,7 +131,7 @@ class Value:
     sure: bool = True  # for tensors: known to be a tensor, not just possibly one
     grad: int = 1  # requires grad: 0 no, 1 maybe, 2 yes
     leaf: bool = False
-    origin: str = ""  # "arg", "grad_output", "saved", "fn_input" or ""
+    origin: str = ""  # "arg", "grad_output", "saved", "fn_input", "def" or ""
     arg_name: str = ""
     via_data: bool = False
     via_detach: bool = False

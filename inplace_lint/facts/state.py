@@ -208,6 +208,13 @@ class AnalyzerBase:
         self._submodules: dict[tuple[int, str], Value] = {}
         #: (owner group id, attribute) -> the storage of the parameter ``owner.attribute``
         self._owned_groups: dict[tuple[int, str], Group] = {}
+        #: plain functions whose result a call is computing in a sandbox, innermost last
+        #: (``inline.py``): no write moves a version counter while one runs
+        self._inlining: list[int] = []
+        #: id of a plain function -> its size, if a sandbox may interpret it
+        self._inlinable_: dict[int, int | None] = {}
+        #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)
+        self._inline_budget = 0
 
     @property
     def scope(self) -> _Scope:

@@ -98,7 +98,7 @@ class Statements(AnalyzerBase):
             self._eval(stmt.subject)
             self._branches([case.body.body for case in stmt.cases] + [[]])
         elif isinstance(stmt, cst.FunctionDef | cst.ClassDef):
-            self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value)])
+            self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value, origin="def")])
 
     def _for(self, stmt: cst.For) -> None:
         parts = self._zipped(stmt)

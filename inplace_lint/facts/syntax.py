@@ -117,12 +117,24 @@ def _constant_index(node: cst.Subscript) -> bool:
 
 
 def _string_key(node: cst.Subscript) -> str | None:
+    """The key of ``d["k"]``, or of ``td[(name, "k")]`` (a nested-key tuple with a string in
+    it): no tensor takes a string index, so the subscripted value is a mapping."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return None
     value = node.slice[0].slice.value
     if isinstance(value, cst.SimpleString):
         key = value.evaluated_value
         return key if isinstance(key, str) else None
+    if isinstance(value, cst.Tuple) and any(
+        isinstance(e.value, cst.SimpleString) for e in value.elements
+    ):
+        parts = [
+            e.value.evaluated_value
+            if isinstance(e.value, cst.SimpleString)
+            else (dotted_name(e.value) or "?")
+            for e in value.elements
+        ]
+        return repr(tuple(parts))
     return None
 
 

@@ -58,9 +58,12 @@ class TorchSemantics(AnalyzerBase):
         if method in ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_"):
             self._check_clamp(node, method, [a for _, a, _ in args], receiver)
         if method == "requires_grad_":
+            # ``requires_grad_(flag)`` with a flag not written out: it may or may not
             flag = literal_bool(args[0][1].value) if args else True
             for value in receiver:
-                if flag is not False:
+                if flag is None:
+                    value.grad = max(value.grad, 1)
+                elif flag:
                     value.grad = 2
                     if not value.saved:
                         value.leaf = True

@@ -43,10 +43,17 @@ class Writes(AnalyzerBase):
         stmt: cst.CSTNode | None = None,
         values_kept: bool = False,
     ) -> Write | None:
-        """Record an in-place write to every group in ``values``."""
+        """Record an in-place write to every group in ``values``. While a sandbox computes a
+        helper's result only what the written tensors now depend on changes (``acc +=
+        f(x)``): the helper's summary applies the write itself, once."""
         scope = self.scope
         tensors = [v for v in values if v.kind is Kind.TENSOR]
         if not tensors:
+            return None
+        if self._inlining:
+            for value in tensors:
+                for other in extra or ():
+                    value.hist |= other.hist
             return None
         hidden = hidden or all(v.via_data for v in tensors)
         target = self._text(target_node) if target_node is not None else ""
@@ -82,11 +89,24 @@ class Writes(AnalyzerBase):
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
             scope.pending_by_node[id(node)] = [pending]
-        if not self._meant_to_share(pending, tensors):
+        if not self._meant_to_share(pending, tensors) and not self._helper_view(target_node):
             scope.stale.append(pending)
             self._note_stored(pending)
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
+
+    def _helper_view(self, target: cst.CSTNode | None) -> bool:
+        """``_select(result, i).copy_(y)``: the write goes through what a same-file helper
+        returned, a tensor or view it hands out to be written (as ``result[i].copy_(y)``
+        writes through ``result``), so later reads of the caller's names want the new
+        value."""
+        while isinstance(target, cst.Subscript):  # ``_roll_last(tau, d)[unsolved] = t``
+            target = target.value
+        return (
+            isinstance(target, cst.Call)
+            and isinstance(target.func, cst.Name)
+            and target.func.value in self.functions
+        )
 
     def _bump_versions(
         self,

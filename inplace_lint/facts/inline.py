@@ -1,0 +1,192 @@
+"""A same-file plain function's result at one call, computed with the caller's own values.
+
+Summaries (``summaries.py``, ``steps.py``) say what a helper does to its arguments whatever
+they are. What it *returns* depends on them: ``compute_losses(gen, disc, x, y)`` returns
+losses whose graphs went through the modules the caller passed, ``head(x)`` returns
+``x.sigmoid()``, whose saved output is then the caller's, and ``flat(x)`` returns a view of
+the caller's tensor. So at each call the helper's body is interpreted again with its
+parameters bound to the caller's values (the same abstract values, so saves the body makes
+land on the caller's storage groups) and the values it returns become the call's result.
+
+This pass is a *sandbox*: it moves no version counter (the argument writes are the
+summaries' to apply, once) and every event it records is dropped (the helper's own analysis
+reports what happens inside it). Limits: only functions defined in this file, called by name
+(or as ``self.method`` inside their class), not through ``*args`` or ``**kwargs``; no
+recursion; at most two nested levels; bodies of at most :data:`MAX_STATEMENTS` statements
+and :data:`BUDGET` statements per file; generators and coroutines are left alone. A list or
+dict argument is copied into the sandbox, and what the calls in it would teach other
+functions (the grads and modules they pass) is forgotten when it ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.classes import ClassFacts
+from inplace_lint.facts.model import Kind, Value, new_value
+from inplace_lint.facts.state import AnalyzerBase, _Scope
+from inplace_lint.facts.walk import own_nodes
+
+#: helpers with longer bodies keep the summary's result (interpreting them at every call
+#: costs more than the facts they give)
+MAX_STATEMENTS = 120
+#: nested sandboxes: a helper's result computed while computing another helper's
+MAX_DEPTH = 2
+#: the statements all sandboxes of one file may interpret (counted as written, once per
+#: sandbox): a bound on the cost whatever the call graph; calls past it keep the summary
+BUDGET = 20_000
+
+Args = list[tuple[str, cst.Arg, list[Value]]]
+
+
+class Inline(AnalyzerBase):
+    """The sandbox room of the interpreter (see the module docstring)."""
+
+    def _inline_call(self, name: str, args: Args) -> list[Value] | None:
+        """The values the same-file plain function ``name(...)`` returns, given what this
+        call passes; None when it cannot be interpreted here (the caller keeps the
+        summary's result)."""
+        func = self.functions.get(name)
+        if func is None or self._is_method(func):
+            return None
+        return self._sandbox(func, None, args)
+
+    def _inline_method(self, method: str, args: Args) -> list[Value] | None:
+        """Likewise for ``self.method(...)`` inside a method of the same class."""
+        cls = self.scope.ctx.cls
+        func = cls.methods.get(method) if cls is not None else None
+        if cls is None or func is None or cls.is_function or not _plain_method(func):
+            return None
+        return self._sandbox(func, cls, args)
+
+    def _sandbox(
+        self, func: cst.FunctionDef, cls: ClassFacts | None, args: Args
+    ) -> list[Value] | None:
+        size = self._inlinable(func)
+        if size is None or size > self._inline_budget or any(arg.star for _, arg, _ in args):
+            return None
+        stack = self._inlining
+        if id(func) in stack or len(stack) >= MAX_DEPTH:
+            return None
+        bound = self._bind_call(func, args, skip_first=cls is not None)
+        if bound is None:
+            return None
+        self._inline_budget -= size
+        ctx = self._context(func, cls)
+        scope = _Scope(ctx=ctx, no_grad=ctx.no_grad or self.scope.no_grad)
+        outer, kept, tables = self._scope, self.facts, self._call_tables()
+        self._scope, self.facts = scope, ev.Facts()
+        stack.append(id(func))
+        try:
+            for param, values in bound:
+                self._bind(param, [_own_container(v) for v in values])
+            self._block(func.body.body)
+        finally:
+            stack.pop()
+            self._scope, self.facts = outer, kept
+            self._restore_call_tables(tables)
+        return _returned(scope)
+
+    def _call_tables(self) -> tuple[dict, ...]:
+        """What calls teach about other functions and attributes (the grads and modules
+        passed, the grad modes a Sequential runs in, what ``self.attr`` holds): a sandbox
+        leaves them as they were, so each function's own analysis sees what it saw
+        without sandboxes."""
+        return (
+            {name: dict(keys) for name, keys in self.arg_grads.items()},
+            {name: dict(keys) for name, keys in self.arg_modules.items()},
+            {key: set(modes) for key, modes in self.sequential_calls.items()},
+            dict(self.class_values),
+        )
+
+    def _restore_call_tables(self, tables: tuple[dict, ...]) -> None:
+        self.arg_grads, self.arg_modules, self.sequential_calls, self.class_values = tables
+
+    def _inlinable(self, func: cst.FunctionDef) -> int | None:
+        """The number of statements of a synchronous, non-generator function of a bounded
+        size; None for any other."""
+        if id(func) not in self._inlinable_:
+            nodes = list(own_nodes(func))
+            size = sum(isinstance(n, cst.BaseSmallStatement) for n in nodes)
+            plain = func.asynchronous is None and not any(
+                isinstance(n, cst.Yield | cst.Await) for n in nodes
+            )
+            self._inlinable_[id(func)] = size if plain and size <= MAX_STATEMENTS else None
+        return self._inlinable_[id(func)]
+
+    def _is_method(self, func: cst.FunctionDef) -> bool:
+        return any(func is m for cls in self.classes.values() for m in cls.methods.values())
+
+    def _bind_call(
+        self, func: cst.FunctionDef, args: Args, skip_first: bool
+    ) -> list[tuple[str, list[Value]]] | None:
+        """Each parameter with the values this call gives it (its own default where it
+        gives none; ``self`` as a method's own analysis binds it); None where the call
+        cannot be matched to the parameters."""
+        params = func.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            return None
+        ordered = [*params.posonly_params, *params.params]
+        bound: list[tuple[str, list[Value]]] = []
+        if skip_first:
+            if not ordered:
+                return None
+            bound.append((ordered[0].name.value, [new_value(Kind.OTHER, ordered[0].name.value)]))
+            ordered = ordered[1:]
+        positional = [values for keyword, _, values in args if not keyword]
+        keywords = {keyword: values for keyword, _, values in args if keyword}
+        if len(positional) > len(ordered):
+            return None
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
+            name = param.name.value
+            if index < len(positional) and index < len(ordered):
+                bound.append((name, positional[index]))
+            elif name in keywords:
+                bound.append((name, keywords.pop(name)))
+            else:
+                bound.append((name, [self._param_value(param, index)]))
+        return None if keywords else bound
+
+
+def _own_container(value: Value) -> Value:
+    """What the sandbox binds for an argument: the caller's tensor itself, but a copy of
+    a list or dict (what the body adds to it is not known to reach the caller's, as
+    without the sandbox; and a helper called many times must not grow it every time)."""
+    if value.kind is not Kind.CONTAINER:
+        return value
+    return replace(
+        value,
+        elements=list(value.elements),
+        items={key: list(values) for key, values in value.items.items()},
+        added=dict(value.added),
+    )
+
+
+def _plain_method(func: cst.FunctionDef) -> bool:
+    """An instance method: not decorated as a static or class method or a property."""
+    names = {d.decorator.value for d in func.decorators if isinstance(d.decorator, cst.Name)}
+    return not names & {"staticmethod", "classmethod", "property"}
+
+
+def _returned(scope: _Scope) -> list[Value] | None:
+    """What the interpreted body returns: one tuple, position by position, when every
+    ``return`` gives a tuple of one length; else every value that escapes it."""
+    shapes = scope.returns
+    sizes = {len(shape) if shape is not None else -1 for shape in shapes}
+    if shapes and len(sizes) == 1 and -1 not in sizes:
+        record = new_value(Kind.CONTAINER)
+        for position in range(sizes.pop()):
+            values = [v for shape in shapes if shape is not None for v in shape[position]]
+            if len(values) != 1:
+                return _escaped(scope)
+            record.elements.append(values[0])
+        return [record]
+    return _escaped(scope)
+
+
+def _escaped(scope: _Scope) -> list[Value] | None:
+    escaped = [v for v in scope.escapes if v.kind is not Kind.OTHER]
+    return escaped or None
