@@ -9,6 +9,8 @@ inspects the autograd graph they build:
   then shares the version counter and writing it in place breaks ``backward()``; copies (e.g.
   the original ``self`` cloned by ``x.mul_(y)``) are not hazards and are not listed.
 * ``view``: the result aliases the storage of the first tensor argument.
+* ``multi_view`` (present only when true): the call returns several views of its input and
+  autograd refuses an in-place write to any of them (``unbind``, ``chunk``, ``split``).
 * ``inplace``: the call bumped the first argument's version counter (or changed its data).
 * modules: whether the graph of ``module(x, ...)`` saved ``x`` or the module's output.
 * functions and modules with an ``inplace`` parameter describe ``inplace=True`` and add

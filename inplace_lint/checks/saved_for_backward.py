@@ -44,7 +44,25 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if event.backward is not None:
             related.append((event.backward, "backward needs the saved value here"))
         yield RawFinding("IPL001", write.node, write.stmt, message, tuple(related))
+    yield from _multi_view_writes(facts, seen)
     yield from _sequential_chains(facts)
+
+
+def _multi_view_writes(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
+    """``q, k = qk.chunk(2); q *= scale``: autograd refuses the write when it runs (the views
+    share one backward node, which cannot see it)."""
+    for event in facts.multi_view_writes:
+        write = event.write
+        if id(write.node) in seen:
+            continue
+        seen.add(id(write.node))
+        target = f"`{write.name or write.target}`" if write.target else "a tensor"
+        message = (
+            f"{write.what} writes {target} in place, one of the views `{event.op}` returned; "
+            "with grad on, torch raises 'is a view and is being modified inplace ... Such "
+            "functions do not allow the output views to be modified inplace'",
+        )
+        yield RawFinding("IPL001", write.node, write.stmt, message, write.related)
 
 
 def _sequential_chains(facts: Facts) -> Iterator[RawFinding]:

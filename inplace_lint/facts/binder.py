@@ -311,6 +311,8 @@ class Binder(AnalyzerBase):
                 param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
                 param.origin = value.origin
                 elements.append(param)
+            elif value.kind is Kind.TENSOR and value.several:
+                elements.append(self._part(value))  # ``for t in x.unbind(0)``
             elif value.kind is Kind.TENSOR and value.sure:
                 elements.append(self._view(value))  # each iteration yields one row
             elif (
@@ -350,13 +352,17 @@ class Binder(AnalyzerBase):
             sources = [[], sources[0]]
         if len(names) != len(sources):
             return {}
-        # only modules and parameters: elements of tensor lists stay unknown, as before
+        # only modules, parameters and the views ``unbind``/``chunk`` give: elements of
+        # tensor lists stay unknown, as before
         return {
             name.value: values
             for name, values in zip(names, sources, strict=True)
             if isinstance(name, cst.Name)
             and values
-            and all(v.kind is Kind.MODULE or (v.kind is Kind.TENSOR and v.leaf) for v in values)
+            and all(
+                v.kind is Kind.MODULE or (v.kind is Kind.TENSOR and (v.leaf or v.multi_view))
+                for v in values
+            )
         }
 
     def _member(self, modules: Value) -> Value:

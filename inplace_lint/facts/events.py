@@ -20,6 +20,15 @@ class SavedOverwrite:
 
 
 @dataclass(frozen=True, eq=False)
+class MultiViewWrite:
+    """An in-place write to one of the views ``op`` (``unbind``, ``chunk``, ``split``)
+    returned, with grad on: autograd refuses it at once."""
+
+    write: Write
+    op: str
+
+
+@dataclass(frozen=True, eq=False)
 class StaleRead:
     """A value's old contents are read again after an in-place write changed them."""
 
@@ -119,6 +128,7 @@ class Facts:
     """Everything the dataflow pass learnt about one file."""
 
     saved_overwrites: list[SavedOverwrite] = field(default_factory=list)
+    multi_view_writes: list[MultiViewWrite] = field(default_factory=list)
     stale_reads: list[StaleRead] = field(default_factory=list)
     leaf_writes: list[LeafWrite] = field(default_factory=list)
     #: a same-file helper writes in place to the leaf (or leaf view) its caller passed

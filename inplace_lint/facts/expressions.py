@@ -124,6 +124,8 @@ class Expressions(AnalyzerBase):
             # parameters are the container's
             spec = ModuleSpec(qualname=None, node=None)
             return [Value(kind=Kind.MODULE, group=value.group, module=spec)]
+        if value.kind is Kind.TENSOR and value.several:
+            return [self._part(value)]  # ``x.chunk(2)[0]``: one of the views
         if value.kind is Kind.TENSOR and advanced:
             # gathered by a tensor, list or mask index: a new tensor, never a view
             copy = new_value(Kind.TENSOR, grad=value.grad, sure=value.sure)

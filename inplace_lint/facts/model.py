@@ -143,6 +143,11 @@ class Value:
     literal_container: bool = False
     added: dict[int, int] = field(default_factory=dict)  # element id -> when it was stored
     view: bool = False  # made by indexing or a view op from another value
+    #: one of the views ``unbind``/``chunk``/``split`` return, or a view of one: autograd
+    #: refuses to write it in place while its base requires grad
+    multi_view: str = ""  # the op, e.g. ``chunk``
+    #: the whole result of such an op (the tuple of its views, not one of them)
+    several: bool = False
     soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
     blank: bool = False  # made by torch.zeros/empty/full/...: a buffer meant to be filled
     #: differentiating against this tensor is wrong: (the in-place write, why), set on what a

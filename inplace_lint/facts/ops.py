@@ -49,6 +49,8 @@ class OpInfo:
     inplace: bool
     inplace_index: int | None
     saves_out_of_place: frozenset[str] | None
+    #: returns several views of its input, which autograd refuses to write in place
+    multi_view: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ def _op(raw: dict[str, Any]) -> OpInfo:
         inplace=bool(raw.get("inplace", False)),
         inplace_index=inplace_param.get("index") if inplace_param else None,
         saves_out_of_place=frozenset(oop) if oop is not None else None,
+        multi_view=bool(raw.get("multi_view", False)),
     )
 
 

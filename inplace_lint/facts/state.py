@@ -279,6 +279,27 @@ class AnalyzerBase:
             arg_name=value.arg_name,
             via_data=value.via_data,
             via_detach=value.via_detach,
+            multi_view=value.multi_view,
         )
         view.hist = set(value.hist)
         return view
+
+    def _views(self, values: list[Value], multi: str = "") -> list[Value]:
+        """Views of ``values``; ``multi``: the op that returned several views at once (the
+        value then stands for all of them, ``several``)."""
+        out = [self._view(v) for v in values]
+        for view, value in zip(out, values, strict=True):
+            if multi and value.kind is Kind.TENSOR:
+                view.multi_view = multi
+                view.several = True
+        return out
+
+    def _part(self, value: Value) -> Value:
+        """One of the views ``value`` (a ``several``) stands for: a region of the base's
+        storage of its own. Writing it moves the base's version (its group adopts the
+        part's); writing the base moves every part's; writing a sibling does neither,
+        since the regions are disjoint."""
+        part = self._view(value)
+        part.group = Group(name=value.group.name)
+        value.group.adopt(part.group)
+        return part

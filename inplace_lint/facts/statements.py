@@ -205,6 +205,9 @@ class Statements(AnalyzerBase):
                 sure = any(v.kind is Kind.TENSOR and v.sure for v in values)
                 self._assign(inner, [new_value(Kind.TENSOR, grad=0, sure=sure)], None)
                 continue
+            if values and all(v.kind is Kind.TENSOR and v.several for v in values):
+                self._assign(inner, [self._part(v) for v in values], None)  # ``q, k = x.chunk(2)``
+                continue
             derived = self._unknown(inputs=values)
             if any(v.kind is Kind.TENSOR and v.sure for v in values):
                 derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both

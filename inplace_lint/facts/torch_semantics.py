@@ -106,9 +106,9 @@ class TorchSemantics(AnalyzerBase):
                 view.soft_of = base.soft_of or base.id
                 view.view = base.view
             return out
-        if method in self.table.view_methods:
-            return [self._view(v) for v in receiver]
         info = self.table.methods.get(method)
+        if method in self.table.view_methods:
+            return self._method_views(method, info, receiver)
         inputs = receiver + [v for _, _, vs in args for v in vs]
         self._use(inputs)
         result = self._unknown(
@@ -123,6 +123,15 @@ class TorchSemantics(AnalyzerBase):
             bound = self._bind_args(info, receiver, args)
             self._record_saves(info, bound, [result], node, method)
         return [result]
+
+    def _method_views(self, method: str, info: OpInfo | None, receiver: list[Value]) -> list[Value]:
+        """``x.view(...)``, ``x.chunk(2)``: views of the receiver (several, for ``chunk``)."""
+        multi = method if info is not None and info.multi_view else ""
+        views = self._views(receiver, multi)
+        if multi and not _builtin_method(method):
+            for view in views:  # ``x.chunk(2)``: no list or str has ``chunk``
+                view.sure = view.sure or view.kind is Kind.TENSOR
+        return views
 
     def _bind_args(
         self,
@@ -297,7 +306,9 @@ class TorchSemantics(AnalyzerBase):
                 self._inplace_results[id(node)] = write
             return out_values
         if info is not None and info.view and first:
-            return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
+            tensors = [v for v in first if v.kind is Kind.TENSOR]
+            multi = short_name(qualified) if info.multi_view else ""
+            return self._views(tensors, multi) or [self._unknown()]
         if qualified in self.table.view_functions and first:
             return [self._view(v) for v in first if v.kind is Kind.TENSOR] or [self._unknown()]
         if qualified in ("torch.autograd.Variable",) and first:
@@ -425,3 +436,8 @@ def _inplace_mode(info: OpInfo | None, args: list[tuple[str, cst.Arg, list[Value
     if len(positional) > info.inplace_index and not inplace_mode:
         inplace_mode = literal_bool(positional[info.inplace_index].value) is True
     return inplace_mode
+
+
+def _builtin_method(name: str) -> bool:
+    """``name`` is also a method of a builtin value (``str.split``, ``list.index``)."""
+    return any(hasattr(kind, name) for kind in (str, bytes, list, tuple, dict, set, int, float))

@@ -226,6 +226,10 @@ class Writes(AnalyzerBase):
     ) -> None:
         scope = self.scope
         ctx = scope.ctx
+        multi = next((v.multi_view for v in tensors if v.multi_view and v.grad == 2), "")
+        bypass = write.hidden or write.via_detach
+        if multi and not bypass and not scope.no_grad and not internal_no_grad:
+            self.facts.multi_view_writes.append(ev.MultiViewWrite(write, multi))
         if not write.hidden and not write.via_detach and not scope.no_grad and not internal_no_grad:
             leaves = [v for v in tensors if v.leaf]
             if leaves:

@@ -142,6 +142,8 @@ def function_entry(qualname: str) -> dict[str, Any] | None:
         "inplace": outcome.inplace,
         "inplace_param": inplace_param(fn),
     }
+    if outcome.multi_view:
+        entry["multi_view"] = True
     if entry["inplace_param"] is not None:
         args, kwargs = outcome.recipe
         inplace_outcome = probe_call(fn, (args, {**kwargs, "inplace": True}), params_of)
@@ -164,12 +166,15 @@ def method_entry(name: str) -> dict[str, Any] | None:
     outcome = probe(fn, recipes, params_resolver(fn, name))
     if outcome is None:
         return None
-    return {
+    entry = {
         "params": outcome.params,
         "saves": outcome.saves,
         "view": outcome.view,
         "inplace": outcome.inplace,
     }
+    if outcome.multi_view:
+        entry["multi_view"] = True
+    return entry
 
 
 def inplace_check(name: str) -> list[bool]:

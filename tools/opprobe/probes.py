@@ -33,6 +33,8 @@ class Outcome:
     inplace: bool
     differentiable: bool
     recipe: Recipe = field(repr=False)
+    #: one of several views the call returned, which autograd refuses to write in place
+    multi_view: bool = False
 
 
 def probe_call(
@@ -66,7 +68,21 @@ def probe_call(
         first is not None and not wrote and outs[0] is not first and shares_storage(outs[0], first)
     )
     saves = sorted(classify_saves(outs, stop, inputs))
-    return Outcome(params, saves, view, wrote, differentiable, recipe)
+    multi_view = view and _refuses_inplace(outs[0])
+    return Outcome(params, saves, view, wrote, differentiable, recipe, multi_view)
+
+
+def _refuses_inplace(out: Any) -> bool:
+    """Autograd refuses an in-place write to ``out`` because it is one of several views one
+    call returned (``unbind``, ``chunk``, ``split``; ``tensor_split`` returns separate
+    views and allows it). Writes ``out``: call it last."""
+    if not getattr(out, "requires_grad", False):
+        return False
+    try:
+        out.mul_(1)
+    except RuntimeError as error:
+        return "returns multiple views" in str(error)
+    return False
 
 
 def probe(fn: Callable[..., Any], recipes: list[Recipe], params_of: ParamsOf) -> Outcome | None:
