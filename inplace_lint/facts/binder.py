@@ -76,7 +76,11 @@ class Binder(AnalyzerBase):
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
                 passed = self.arg_grads.get(key, {})
-                value.grad = max(value.grad, passed.get(position, 0), passed.get(name, 0))
+                recorded = [passed[k] for k in (position, name) if k in passed]
+                if recorded and max(recorded) == 0:
+                    value.grad = 0  # every call seen so far passes a tensor without grad
+                else:
+                    value.grad = max([value.grad, *recorded])
             self._bind(name, [value])
 
     def _passed_module(self, name: str, position: int) -> ModuleSpec | None:
