@@ -1,0 +1,38 @@
+# label: safe
+# why: with logadd built on torch.stack + torch.logsumexp, only the freshly stacked tensor and the result are saved, so writing each time step into the log_alpha buffer in place never clobbers saved data.
+# source: https://github.com/pytorch/pytorch/issues/31819
+import torch
+
+torch.manual_seed(0)
+
+
+def logadd(x0, x1, x2):
+    return torch.logsumexp(torch.stack([x0, x1, x2]), dim=0)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, finfo_min_fp32=torch.finfo(torch.float32).min):
+    input_time_size, batch_size = log_probs.shape[:2]
+    B = torch.arange(batch_size, device=input_lengths.device)
+    _t_a_r_g_e_t_s_ = torch.cat([targets, targets[:, :1]], dim=-1)
+    _t_a_r_g_e_t_s_ = torch.stack([torch.full_like(_t_a_r_g_e_t_s_, blank), _t_a_r_g_e_t_s_], dim=-1).flatten(start_dim=-2)
+    diff_labels = torch.cat([torch.as_tensor([[False, False]]).expand(batch_size, -1), _t_a_r_g_e_t_s_[:, 2:] != _t_a_r_g_e_t_s_[:, :-2]], dim=1)
+    zero_padding, zero = 2, torch.tensor(finfo_min_fp32, dtype=log_probs.dtype)
+    log_probs_ = log_probs.gather(-1, _t_a_r_g_e_t_s_.expand(input_time_size, -1, -1))
+    log_alpha = torch.full((input_time_size, batch_size, zero_padding + _t_a_r_g_e_t_s_.shape[-1]), finfo_min_fp32, dtype=log_probs.dtype)
+    log_alpha[0, :, zero_padding + 0] = log_probs[0, :, blank]
+    log_alpha[0, :, zero_padding + 1] = log_probs[0, B, _t_a_r_g_e_t_s_[:, 1]]
+    for t in range(1, input_time_size):
+        log_alpha[t, :, 2:] = log_probs_[t] + logadd(log_alpha[t - 1, :, 2:], log_alpha[t - 1, :, 1:-1], torch.where(diff_labels, log_alpha[t - 1, :, :-2], zero))
+    l1l2 = log_alpha[input_lengths - 1, B].gather(-1, torch.stack([zero_padding + target_lengths * 2 - 1, zero_padding + target_lengths * 2], dim=-1))
+    return -torch.logsumexp(l1l2, dim=-1)
+
+
+T, N, C = 6, 2, 5
+logits = torch.randn(T, N, C, requires_grad=True)
+log_probs = logits.log_softmax(dim=-1)
+targets = torch.tensor([[1, 2, 3], [2, 2, 4]])
+input_lengths = torch.tensor([6, 6])
+target_lengths = torch.tensor([3, 3])
+
+custom_ctc = ctc_loss(log_probs, targets, input_lengths, target_lengths)
+custom_ctc_grad, = torch.autograd.grad(custom_ctc.sum(), logits, retain_graph=True)
