@@ -55,6 +55,15 @@ Run 4 used the same options with its own files (``bench/untuned_projects_4.json`
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_4.json \
         --dest bench/.untuned/run4 --saved --verdicts bench/untuned_verdicts_4.json \
         --projects-table --per-code --list --markdown
+
+Run 5 used the same options with its own files (``bench/untuned_projects_5.json``,
+``bench/.untuned/run5``, ``--linter /work/base24``, ``bench/untuned_verdicts_5.json``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_5.json \
+        --dest bench/.untuned/run5 --linter /work/base24
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_5.json \
+        --dest bench/.untuned/run5 --saved --verdicts bench/untuned_verdicts_5.json \
+        --projects-table --per-code --list --markdown
 """
 
 from __future__ import annotations
