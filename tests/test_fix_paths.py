@@ -169,7 +169,7 @@ UNVERIFIABLE = textwrap.dedent(
 
 
     x = torch.randn(4, 4, requires_grad=True)
-    c = torch.randn(4, 4)
+    c = torch.randn(4, 4) * x
     out = Block()(c)
     (out * x).sum().backward()
     print(c)
