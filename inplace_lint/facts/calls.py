@@ -155,7 +155,11 @@ class Calls(AnalyzerBase):
         own = f"{method_of}.{callee}" if method_of is not None else None
         self._note_call_args(callee, args, own or callee)
         self._grad_targets_passed(callee, node, args)
-        entry = self.summaries.get(callee)
+        cls = self.classes.get(method_of) if method_of is not None else None
+        if cls is not None and callee in cls.methods:  # its own method, not a namesake's
+            entry = self.summaries.get(f"{method_of}.{callee}")
+        else:
+            entry = self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
         if own is not None and own in self.step_summaries:
             # ``self.update(loss)``: that class's method, which may step ``self.opt``
