@@ -15,12 +15,19 @@ autograd carries into that thread, calls ``follow_this_thread`` at each op: a th
 traced yet is traced from then on, its running user frames from their current line. The
 thread's hook removes itself at its first event after the run.
 
+Garbage collection: while a collection runs (between its "start" and "stop" callbacks),
+nothing is recorded. Other libraries' ``gc.callbacks`` (hypothesis times every collection)
+and finalizers run inside the traced window wherever the collector happens to start, and are
+not the run's own lines.
+
 Limits: a frame already running when the hook is installed is traced from the line it is on;
-a thread that never dispatches a torch op under pass A is not traced.
+a thread that never dispatches a torch op under pass A is not traced; a user ``__del__`` run
+by the collector is not recorded.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -54,6 +61,8 @@ class Coverage:
         self._imports: dict[str, bool] = {}
         #: the thread ``active`` traces; others join through ``follow_this_thread``
         self.thread: int | None = None
+        #: inside a garbage collection (its callbacks and finalizers are not the run)
+        self.collecting = False
 
     def _is_import(self, filename: str) -> bool:
         """Whether a module body from ``filename`` runs as an import (not the subject)."""
@@ -74,7 +83,7 @@ class Coverage:
         ):
             self.importing += 1
             return self._import_body
-        if self.importing or not sites.is_user_file(code.co_filename):
+        if self.importing or self.collecting or not sites.is_user_file(code.co_filename):
             return None
         self.raw.add((code.co_filename, frame.f_lineno))
         return self._line
@@ -87,14 +96,24 @@ class Coverage:
         return self._import_body
 
     def _line(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
+        if event == "line" and not self.collecting:
             self.raw.add((frame.f_code.co_filename, frame.f_lineno))
         return self._line
+
+    def _gc_start(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":  # first of the callbacks: the others run after this
+            self.collecting = True
+
+    def _gc_stop(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "stop":  # last of the callbacks
+            self.collecting = False
 
     @contextmanager
     def active(self) -> Iterator[Coverage]:
         global _ACTIVE
         previous, outer = sys.gettrace(), _ACTIVE
+        gc.callbacks.insert(0, self._gc_start)
+        gc.callbacks.append(self._gc_stop)
         sys.settrace(self._call)
         _ACTIVE, self.thread = self, threading.get_ident()
         try:
@@ -103,6 +122,10 @@ class Coverage:
             sys.settrace(previous)
             _ACTIVE = outer
             self.importing = 0
+            for callback in (self._gc_start, self._gc_stop):
+                if callback in gc.callbacks:
+                    gc.callbacks.remove(callback)
+            self.collecting = False
 
     def adopt(self, frame: FrameType | None) -> None:
         """Trace the calling thread from now on, and its running user frames (``frame`` and
