@@ -68,6 +68,8 @@ class Inline(AnalyzerBase):
         size = self._inlinable(func)
         if size is None or size > self._inline_budget or any(arg.star for _, arg, _ in args):
             return None
+        if cls is None and all(v.kind is Kind.OTHER for _, _, vs in args for v in vs):
+            return None  # ``make_divisible(ch, 8)``: nothing of the caller's to compute with
         stack = self._inlining
         if id(func) in stack or len(stack) >= MAX_DEPTH:
             return None
@@ -107,14 +109,17 @@ class Inline(AnalyzerBase):
 
     def _inlinable(self, func: cst.FunctionDef) -> int | None:
         """The number of statements of a synchronous, non-generator function of a bounded
-        size; None for any other."""
+        size that returns a value somewhere; None for any other (a procedure's result is
+        None, and its writes are the summaries')."""
         if id(func) not in self._inlinable_:
             nodes = list(own_nodes(func))
             size = sum(isinstance(n, cst.BaseSmallStatement) for n in nodes)
             plain = func.asynchronous is None and not any(
                 isinstance(n, cst.Yield | cst.Await) for n in nodes
             )
-            self._inlinable_[id(func)] = size if plain and size <= MAX_STATEMENTS else None
+            gives = any(isinstance(n, cst.Return) and n.value is not None for n in nodes)
+            fits = plain and gives and size <= MAX_STATEMENTS
+            self._inlinable_[id(func)] = size if fits else None
         return self._inlinable_[id(func)]
 
     def _is_method(self, func: cst.FunctionDef) -> bool:
