@@ -156,8 +156,8 @@ class Calls(AnalyzerBase):
         self._note_call_args(callee, args, own or callee)
         self._grad_targets_passed(callee, node, args)
         cls = self.classes.get(method_of) if method_of is not None else None
-        if cls is not None and callee in cls.methods:  # its own method, not a namesake's
-            entry = self.summaries.get(f"{method_of}.{callee}")
+        if own is not None and cls is not None and callee in cls.methods:  # not a namesake's
+            entry = self.summaries.get(own)
         else:
             entry = self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)

@@ -135,8 +135,7 @@ class Analyzer(
         return self._plain_functions()
 
     def _plain_functions(self) -> list[cst.FunctionDef]:
-        methods = {id(m) for cls in self.classes.values() for m in cls.methods.values()}
-        return [node for node in self._defs if id(node) not in methods]
+        return [node for node in self._defs if id(node) not in self._method_ids]
 
     def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
         ctx = self._context(func, cls)

@@ -50,7 +50,7 @@ class Inline(AnalyzerBase):
         call passes; None when it cannot be interpreted here (the caller keeps the
         summary's result)."""
         func = self.functions.get(name)
-        if func is None or self._is_method(func):
+        if func is None or id(func) in self._method_ids:
             return None
         return self._sandbox(func, None, args)
 
@@ -122,9 +122,6 @@ class Inline(AnalyzerBase):
             self._inlinable_[id(func)] = size if fits else None
         return self._inlinable_[id(func)]
 
-    def _is_method(self, func: cst.FunctionDef) -> bool:
-        return any(func is m for cls in self.classes.values() for m in cls.methods.values())
-
     def _bind_call(
         self, func: cst.FunctionDef, args: Args, skip_first: bool
     ) -> list[tuple[str, list[Value]]] | None:
@@ -179,17 +176,12 @@ def _plain_method(func: cst.FunctionDef) -> bool:
 def _returned(scope: _Scope) -> list[Value] | None:
     """What the interpreted body returns: one tuple, position by position, when every
     ``return`` gives a tuple of one length; else every value that escapes it."""
-    shapes = scope.returns
-    sizes = {len(shape) if shape is not None else -1 for shape in shapes}
-    if shapes and len(sizes) == 1 and -1 not in sizes:
-        record = new_value(Kind.CONTAINER)
-        for position in range(sizes.pop()):
-            values = [v for shape in shapes if shape is not None for v in shape[position]]
-            if len(values) != 1:
-                return _escaped(scope)
-            record.elements.append(values[0])
-        return [record]
-    return _escaped(scope)
+    positions = scope.returned_positions()
+    if positions is None or any(len(values) != 1 for values in positions):
+        return _escaped(scope)
+    record = new_value(Kind.CONTAINER)
+    record.elements = [values[0] for values in positions]
+    return [record]
 
 
 def _escaped(scope: _Scope) -> list[Value] | None:

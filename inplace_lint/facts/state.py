@@ -101,6 +101,17 @@ class _Scope:
     #: name -> (its binding, the groups it holds only as a stand-in for another tensor)
     stand_ins: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)
 
+    def returned_positions(self) -> list[list[Value]] | None:
+        """The values at each position of the tuple returned, when every ``return`` gives
+        a tuple of one length; else None."""
+        sizes = {len(shape) if shape is not None else -1 for shape in self.returns}
+        if not self.returns or len(sizes) != 1 or -1 in sizes:
+            return None
+        return [
+            [v for shape in self.returns if shape is not None for v in shape[position]]
+            for position in range(sizes.pop())
+        ]
+
 
 _MAX_TWICE_DEPTH = 2
 
@@ -151,6 +162,10 @@ class AnalyzerBase:
         if memo is not None:
             memo.start(self.imports, self.table, self._defs, module.body)
         self.classes = collect_classes(statements, self.imports, self.table)
+        #: ids of the functions that are methods of a class of this file
+        self._method_ids = frozenset(
+            id(m) for cls in self.classes.values() for m in cls.methods.values()
+        )
         self._containers_of: dict[int, frozenset[str]] = {}
         #: per function (by id): the names it binds, which Python makes local to it
         self._function_locals: dict[int, dict[str, int]] = {}

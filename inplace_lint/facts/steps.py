@@ -278,14 +278,8 @@ class Steps(AnalyzerBase):
         ctx = scope.ctx
         if ctx.cls is None or ctx.node is None or ctx.role.startswith("fn_"):
             return
-        shapes = scope.returns
-        sizes = {len(shape) if shape is not None else -1 for shape in shapes}
-        if shapes and len(sizes) == 1 and -1 not in sizes:
-            groups = [
-                [v for shape in shapes if shape for v in shape[i]] for i in range(sizes.pop())
-            ]
-        else:
-            groups = [scope.escapes]
+        positions = scope.returned_positions()
+        groups = positions if positions is not None else [scope.escapes]
         saves = [_parameter_saves(values) for values in groups]
         if any(saves):
             self.returned_saves[(ctx.cls.name, ctx.name)] = saves

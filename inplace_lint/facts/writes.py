@@ -51,9 +51,7 @@ class Writes(AnalyzerBase):
         if not tensors:
             return None
         if self._inlining:
-            for value in tensors:
-                for other in extra or ():
-                    value.hist |= other.hist
+            _depend(tensors, extra)
             return None
         hidden = hidden or all(v.via_data for v in tensors)
         target = self._text(target_node) if target_node is not None else ""
@@ -124,10 +122,7 @@ class Writes(AnalyzerBase):
                 value.group.write_paths[id(write)] = write.path + tags[value.id]
         for group in groups.values():
             group.bump(write, write.hidden)
-        for value in tensors:
-            if extra:
-                for other in extra:
-                    value.hist |= other.hist
+        _depend(tensors, extra)
         write.name = written_name
         return frozenset(groups)
 
@@ -331,3 +326,10 @@ class Writes(AnalyzerBase):
         if func is None:
             return False
         return name in _tensor_names(func, self.imports, self.table)
+
+
+def _depend(tensors: list[Value], extra: list[Value] | None) -> None:
+    """The written tensors now depend on what ``extra`` (the write's operands) saved."""
+    for value in tensors:
+        for other in extra or ():
+            value.hist |= other.hist
