@@ -10,11 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from inplace_lint.checks import all_rules
-from inplace_lint.engine import lint_source
-
-ALL = frozenset(rule.code for rule in all_rules())
+from programs import behave, codes
 
 PROGRAM = """
 import torch
@@ -30,27 +26,19 @@ rebuild(torch.ones(3), False)
 """
 
 
-def _codes(flag: str) -> list[tuple[int, str]]:
-    source = textwrap.dedent(PROGRAM).format(flag=flag)
-    return [(f.line, f.code) for f in lint_source(source, "t.py", ALL)]
+def _program(flag: str) -> str:
+    return textwrap.dedent(PROGRAM).format(flag=flag)
 
 
 @pytest.mark.parametrize("flag", ["", "True", "requires_grad=True"])
 def test_a_literal_flag_makes_a_leaf_that_requires_grad(flag: str) -> None:
-    assert _codes(flag) == [(7, "IPL003")]
+    assert codes(_program(flag)) == [(7, "IPL003")]
 
 
 @pytest.mark.parametrize("flag", ["False", "flag", "requires_grad=data.requires_grad"])
 def test_a_flag_not_written_out_is_not_taken_for_true(flag: str) -> None:
-    assert _codes(flag) == []
+    assert codes(_program(flag)) == []
 
 
 def test_torch_refuses_the_write_only_when_the_flag_is_true() -> None:
-    pytest.importorskip("torch")
-    for flag, raises in (("True", True), ("flag", False)):
-        source = textwrap.dedent(PROGRAM).format(flag=flag)
-        if raises:
-            with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
-                exec(compile(source, "t.py", "exec"), {})
-        else:
-            exec(compile(source, "t.py", "exec"), {})
+    behave(_program("True"), _program("flag"), match="leaf Variable that requires grad")

@@ -12,11 +12,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from inplace_lint.checks import all_rules
-from inplace_lint.engine import lint_source
-
-ALL = frozenset(rule.code for rule in all_rules())
+from programs import behave, codes, run
 
 GAN = """
 import torch
@@ -71,19 +67,6 @@ Net()(torch.randn(2, 3)).sum().backward()
 """
 
 
-def _codes(source: str) -> list[tuple[int, str]]:
-    return [(f.line, f.code) for f in lint_source(source, "t.py", ALL)]
-
-
-def _behave(hazard: str, *safe: str) -> None:
-    """Under torch, ``hazard`` raises torch's in-place error and each ``safe`` runs."""
-    pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        exec(compile(hazard, "t.py", "exec"), {})
-    for source in safe:
-        exec(compile(source, "t.py", "exec"), {})
-
-
 #: the generator's loss, computed at once or accumulated into a fresh tensor
 G_LOSS = [
     "g_loss = -disc(fake).mean()",
@@ -103,19 +86,19 @@ def _head(call: str, write: str) -> str:
 def test_a_step_between_two_backwards_through_a_helpers_losses(g_loss: str) -> None:
     source = _gan(STEP_FIRST, g_loss)
     step = source.splitlines().index("opt_d.step()") + 1
-    assert _codes(source) == [(step, "IPL001")]
+    assert codes(source) == [(step, "IPL001")]
 
 
 @pytest.mark.parametrize("g_loss", G_LOSS, ids=["computed", "accumulated"])
 def test_the_step_after_the_last_backward_is_quiet(g_loss: str) -> None:
-    assert _codes(_gan(STEP_LAST, g_loss)) == []
+    assert codes(_gan(STEP_LAST, g_loss)) == []
 
 
 @pytest.mark.parametrize(
     "call", ["head(self.lin(x), w)", "self.squash(self.lin(x))"], ids=["function", "method"]
 )
 def test_writing_the_saved_output_a_helper_returns(call: str) -> None:
-    assert _codes(_head(call, "out.add_(1)")) == [(20, "IPL001")]
+    assert codes(_head(call, "out.add_(1)")) == [(20, "IPL001")]
 
 
 @pytest.mark.parametrize(
@@ -126,14 +109,14 @@ def test_writing_the_saved_output_a_helper_returns(call: str) -> None:
     ],
 )
 def test_look_alikes_stay_quiet(call: str, write: str) -> None:
-    assert _codes(_head(call, write)) == []
+    assert codes(_head(call, write)) == []
 
 
 def test_the_programs_behave_as_labelled() -> None:
     for g_loss in G_LOSS:
-        _behave(_gan(STEP_FIRST, g_loss), _gan(STEP_LAST, g_loss))
-    _behave(_head("head(self.lin(x), w)", "out.add_(1)"), _head("head(x, w)", "out = out + 1"))
-    _behave(
+        behave(_gan(STEP_FIRST, g_loss), _gan(STEP_LAST, g_loss))
+    behave(_head("head(self.lin(x), w)", "out.add_(1)"), _head("head(x, w)", "out = out + 1"))
+    behave(
         _head("self.squash(self.lin(x))", "out.add_(1)"),
         _head("self.squash(self.lin(x)).clone()", "out.add_(1)"),
     )
@@ -158,7 +141,7 @@ def test_recursive_and_mutually_recursive_helpers_end() -> None:
         y.sum().backward()
         """
     )
-    assert _codes(source) == []
+    assert codes(source) == []
 
 
 SHADOW = """
@@ -191,12 +174,10 @@ def test_a_local_name_shadows_the_files_function_of_that_name() -> None:
     """``scale = Scale()`` makes ``scale(img)`` the instance's call, which writes a copy."""
     shadowed = textwrap.dedent(SHADOW).format(binding="scale = Scale()")
     plain = textwrap.dedent(SHADOW).format(binding="pass")
-    assert _codes(shadowed) == []
-    assert [code for _, code in _codes(plain)] == ["IPL004"]
-    pytest.importorskip("torch")
+    assert codes(shadowed) == []
+    assert [code for _, code in codes(plain)] == ["IPL004"]
     for source, changed in ((shadowed, False), (plain, True)):
-        scope: dict[str, object] = {}
-        exec(compile(source, "t.py", "exec"), scope)
+        scope = run(source)
         assert bool((scope["img"] != scope["kept"]).any()) is changed  # type: ignore[operator]
 
 
@@ -228,8 +209,6 @@ def test_filling_a_buffer_through_the_view_a_helper_returns(write: str) -> None:
     """The helper hands out a view of ``result`` to be written: reading ``result`` after
     the fill wants the new values (as after ``result[i].copy_(part)``)."""
     source = FILL.replace("{write}", write)
-    assert _codes(source) == []
-    pytest.importorskip("torch")
-    scope: dict[str, object] = {}
-    exec(compile(source, "t.py", "exec"), scope)
+    assert codes(source) == []
+    scope = run(source)
     assert scope["out"].tolist() == [[1.0] * 3, [0.0] * 3]  # type: ignore[attr-defined]

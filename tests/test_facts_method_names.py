@@ -10,11 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from inplace_lint.checks import all_rules
-from inplace_lint.engine import lint_source
-
-ALL = frozenset(rule.code for rule in all_rules())
+from programs import codes, run
 
 PROGRAM = textwrap.dedent(
     """
@@ -54,7 +50,7 @@ PROGRAM = textwrap.dedent(
 
 
 def test_self_forward_is_the_classs_own() -> None:
-    assert lint_source(PROGRAM.format(call="self.forward(seq)"), "t.py", ALL) == []
+    assert codes(PROGRAM.format(call="self.forward(seq)")) == []
 
 
 def test_the_namesake_really_writes_its_input() -> None:
@@ -62,9 +58,8 @@ def test_the_namesake_really_writes_its_input() -> None:
     ``forward`` does not."""
     pytest.importorskip("torch")
     for call, changed in (("self.forward(seq)", False), ("self.block(seq)", True)):
-        scope: dict[str, object] = {}
         with torch_no_grad():
-            exec(compile(PROGRAM.format(call=call), "t.py", "exec"), scope)
+            scope = run(PROGRAM.format(call=call))
         assert bool((scope["seq"] != scope["kept"]).any()) is changed  # type: ignore[operator]
 
 

@@ -12,11 +12,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from inplace_lint.checks import all_rules
-from inplace_lint.engine import lint_source
-
-ALL = frozenset(rule.code for rule in all_rules())
+from programs import behave, codes
 
 BLOCK = """
 import torch
@@ -48,19 +44,6 @@ def _program(last: str, add: str = "out += x") -> str:
     return textwrap.dedent(BLOCK).format(last=last, add=add)
 
 
-def _codes(source: str) -> list[tuple[int, str]]:
-    return [(f.line, f.code) for f in lint_source(source, "t.py", ALL)]
-
-
-def _behave(hazard: str, *safe: str) -> None:
-    """Under torch, ``hazard`` raises torch's in-place error and each ``safe`` runs."""
-    pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        exec(compile(hazard, "t.py", "exec"), {})
-    for source in safe:
-        exec(compile(source, "t.py", "exec"), {})
-
-
 #: Blocks whose last member saves its output.
 SAVING_LAST = ["nn.ReLU(inplace=True)", "nn.ReLU()", "nn.LeakyReLU(0.2, inplace=True)"]
 LOOK_ALIKES = [
@@ -71,18 +54,18 @@ LOOK_ALIKES = [
 
 @pytest.mark.parametrize("last", SAVING_LAST)
 def test_writing_the_output_of_a_block_that_ends_in_a_saving_activation(last: str) -> None:
-    assert _codes(_program(last)) == [(17, "IPL001")]
+    assert codes(_program(last)) == [(17, "IPL001")]
 
 
 @pytest.mark.parametrize(("last", "add"), LOOK_ALIKES)
 def test_look_alikes_stay_quiet(last: str, add: str) -> None:
-    assert _codes(_program(last, add)) == []
+    assert codes(_program(last, add)) == []
 
 
 def test_the_programs_behave_as_labelled() -> None:
     safe = [_program(last, add) for last, add in LOOK_ALIKES]
     for last in SAVING_LAST:
-        _behave(_program(last), *safe)
+        behave(_program(last), *safe)
 
 
 WRAPPED = """
@@ -112,9 +95,9 @@ def test_a_sequential_that_wraps_the_attributes_earlier_module() -> None:
     input), rather than being a different module on another path (nothing known)."""
     hazard = textwrap.dedent(WRAPPED).format(add="x += x_conv.transpose(1, 2)")
     safe = textwrap.dedent(WRAPPED).format(add="x = x + x_conv.transpose(1, 2)")
-    assert _codes(hazard) == [(14, "IPL001")]
-    assert _codes(safe) == []
-    _behave(hazard, safe)
+    assert codes(hazard) == [(14, "IPL001")]
+    assert codes(safe) == []
+    behave(hazard, safe)
 
 
 DEFAULTED = """
@@ -142,6 +125,6 @@ def test_a_member_built_from_a_parameter_default() -> None:
     default's module inside a Sequential too, as it is in ``self.act = activation(...)``."""
     hazard = textwrap.dedent(DEFAULTED).format(inplace="True")
     safe = textwrap.dedent(DEFAULTED).format(inplace="False")
-    assert _codes(hazard) == [(10, "IPL001")]
-    assert _codes(safe) == []
-    _behave(hazard, safe)
+    assert codes(hazard) == [(10, "IPL001")]
+    assert codes(safe) == []
+    behave(hazard, safe)
