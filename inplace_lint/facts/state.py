@@ -146,6 +146,11 @@ class Mode:
 _UNCHANGED: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
+def _method_ids(classes: dict[str, ClassFacts]) -> frozenset[int]:
+    """The ids of the functions that are methods of a class of this file."""
+    return frozenset(id(m) for cls in classes.values() for m in cls.methods.values())
+
+
 class AnalyzerBase:
     """State and shared helpers of one dataflow run; the rooms are mixins over it."""
 
@@ -162,10 +167,7 @@ class AnalyzerBase:
         if memo is not None:
             memo.start(self.imports, self.table, self._defs, module.body)
         self.classes = collect_classes(statements, self.imports, self.table)
-        #: ids of the functions that are methods of a class of this file
-        self._method_ids = frozenset(
-            id(m) for cls in self.classes.values() for m in cls.methods.values()
-        )
+        self._method_ids = _method_ids(self.classes)
         self._containers_of: dict[int, frozenset[str]] = {}
         #: per function (by id): the names it binds, which Python makes local to it
         self._function_locals: dict[int, dict[str, int]] = {}
