@@ -150,5 +150,6 @@ RULE = Rule(
     name="argument-mutation",
     summary="function writes in place to a tensor argument its caller still uses",
     check=check,
+    evidence=("argument-twin",),
     fix="out-of-place",
 )

@@ -22,7 +22,16 @@ FixKind = Literal["out-of-place", "clone-in-backward", "grad-mode", "bypass-out-
 #: torch's in-place error on a leaf (``leaf-error``) or another in-place autograd error
 #: (``autograd-error``), or a custom ``autograd.Function``'s ``backward`` wrote into a tensor
 #: autograd saved (``function-write``).
-Evidence = Literal["raises", "silent", "leaf-error", "autograd-error", "function-write"]
+Evidence = Literal[
+    "raises",
+    "silent",
+    "leaf-error",
+    "autograd-error",
+    "function-write",
+    "stale-twin",
+    "argument-twin",
+    "bypass-twin",
+]
 
 
 @dataclass(frozen=True)

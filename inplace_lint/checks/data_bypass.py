@@ -52,6 +52,6 @@ RULE = Rule(
     summary="in-place write through .data/.detach() to a tensor in a live graph",
     check=check,
     supersedes=("IPL002", "IPL004"),
-    evidence=("silent",),
+    evidence=("silent", "bypass-twin"),
     fix="bypass-out-of-place",
 )

@@ -112,5 +112,6 @@ RULE = Rule(
     summary="in-place write to a tensor whose old value is read again later",
     check=check,
     supersedes=("IPL004",),
+    evidence=("stale-twin",),
     fix="out-of-place",
 )

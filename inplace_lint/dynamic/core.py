@@ -4,8 +4,8 @@ faithfully, else in the source) and compare."""
 
 from __future__ import annotations
 
+import ast
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 
@@ -13,6 +13,7 @@ import torch
 
 from inplace_lint.checks import code_for_evidence
 from inplace_lint.dynamic.device import on_device
+from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error, discover
 from inplace_lint.dynamic.fxroute import FxRoute, prepare
 from inplace_lint.dynamic.limits import deadline
 from inplace_lint.dynamic.passa import VERSION_ERROR, Hit
@@ -28,25 +29,11 @@ from inplace_lint.dynamic.report import (
 )
 from inplace_lint.dynamic.runner import BadInput, Outcome, Subject, _describe, run
 from inplace_lint.dynamic.sites import Site, traceback_sites
-from inplace_lint.dynamic.static import lint_reached, reached_files
+from inplace_lint.dynamic.static import enabled_codes, lint_reached, reached_files
+from inplace_lint.dynamic.written import written_at
 from inplace_lint.finding import Finding
 
 __all__ = ["check"]
-
-#: Autograd errors that an in-place operation causes.
-INPLACE_ERROR = re.compile(
-    r"modified by an inplace operation|used in an in-place operation|is being modified inplace"
-    r"|functions with out=\.\.\. arguments don't support automatic differentiation"
-    r"|a view of a leaf Variable|inplace|in-place",
-    re.IGNORECASE,
-)
-
-
-def _code_for_error(message: str) -> str:
-    if "leaf Variable" in message:
-        return code_for_evidence("leaf-error")
-    return code_for_evidence("autograd-error")
-
 
 #: Told what the check does now (``progress.Progress.phase``); the CLI draws it.
 Phase = Callable[[str], None]
@@ -130,6 +117,7 @@ def _check(
 
     explained = any(h.kind == "raises" for h in base.hits)
     error = base.error
+    shared = _Shared(subject, base, report, phase)
     candidates = [
         f for f in index.findings if id(f) not in confirmed and index.reached(f, base.lines)
     ]
@@ -140,17 +128,23 @@ def _check(
         evidence = f"the run raises {message}"
         if inplace and where and confirm(where[0], "", evidence, "raises", "autograd error"):
             explained = True
-        fixed = _twins(subject, index, candidates, base, confirmed, report, phase)
+        fixed = _twins(subject, index, candidates, base, confirmed, report, shared)
         explained = explained or fixed
+        if not explained:
+            found = _discover(subject, index, base, shared, (confirmed, extra), codes)
+            explained = bool(found)
         if not explained and inplace and where:
-            code = _code_for_error(str(error))
+            code = code_for_error(str(error))
             extra.append(Confirmed(where[0], code, evidence, "raises", "autograd error"))
             explained = True
         if not explained:
             at = f" at {where[0].short()}" if where else ""
             raise BadInput(f"{subject.label}: the run raised {message}{at}; no in-place cause")
+        _past_leaf_errors(subject, confirm, confirmed, extra)
     else:
-        _twins(subject, index, candidates, base, confirmed, report, phase)
+        _twins(subject, index, candidates, base, confirmed, report, shared)
+        if error is None:
+            _discover(subject, index, base, shared, (confirmed, extra), codes)
 
     report.confirmed = list(confirmed.values()) + extra
     details = getattr(report, "_details", {})
@@ -214,7 +208,7 @@ def _twins(
     base: Outcome,
     confirmed: dict[int, Confirmed],
     report: Report,
-    phase: Phase = _quiet,
+    shared: _Shared,
 ) -> bool:
     """Pass B: flip each candidate alone; return whether a flip removed the base's error.
 
@@ -228,7 +222,7 @@ def _twins(
     report._inconclusive = unsure  # type: ignore[attr-defined]
     fixed = False
     done: dict[tuple[str, int], tuple[Outcome, Difference | None, str]] = {}
-    shared = _Shared(subject, base, report, phase)
+    phase = shared.phase
     for number, finding in enumerate(candidates, 1):
         if id(finding) in confirmed:
             continue
@@ -319,6 +313,78 @@ def _one_twin(
         again = _again(subject, key, route if tail else None, flips)
         found = judge_twin(reference(), twin, again)
     return twin, found, tail
+
+
+def _discover(
+    subject: Subject,
+    index: _Index,
+    base: Outcome,
+    shared: _Shared,
+    known: tuple[dict[int, Confirmed], list[Confirmed]],
+    codes: Iterable[str] | None,
+) -> list[Confirmed]:
+    """Pass C (``discover``) over the lines no static finding or confirmation covers; what
+    it finds under a code the subject's configuration (or ``codes``) leaves out is dropped."""
+    path = subject.path
+    if path is None:
+        return []
+    confirmed, extra = known
+    judged = {c.site.line for c in (*confirmed.values(), *extra) if c.site.path == path}
+    for finding in index.findings:
+        if index.absolute[id(finding)] == path:
+            judged.update(index.lines(finding))
+    shared.phase("flipping the in-place statements no finding covers")
+    enabled = enabled_codes(path, codes)
+    done = {c.site.line for c in (*confirmed.values(), *extra) if c.site.path == path}
+    found = discover(subject, base, shared.reference, judged, done)
+    found = [c for c in found if c.code in enabled]
+    extra.extend(found)
+    return found
+
+
+def _past_leaf_errors(
+    subject: Subject,
+    confirm: Callable[[Site, str, str, str, str], bool],
+    confirmed: dict[int, Confirmed],
+    extra: list[Confirmed],
+) -> None:
+    """Writes to leaves that each raise as they run (``conv.weight[:] = w`` then
+    ``conv.bias[:] = b``): the first stops the run, so the run is repeated with each one
+    confirmed so far under ``torch.no_grad()`` (``runner.no_grad_lines``), and the next write
+    that raises the leaf error is confirmed at its line, until none does (at most 20)."""
+    path = subject.path
+    if path is None or not hasattr(subject, "source"):
+        return
+    code = code_for_error("leaf Variable")
+    tree = ast.parse(subject.source)  # type: ignore[attr-defined]
+    guarded = {
+        c.site.line
+        for c in (*confirmed.values(), *extra)
+        if c.site.path == path and c.code == code and c.kind == "raises"
+    }
+    for _ in range(20):
+        if not guarded:
+            return
+        error = run(subject, guard=frozenset(guarded)).error
+        if error is None or "leaf Variable" not in str(error):
+            return
+        where = traceback_sites(error.__traceback__)
+        if not where or where[0].path != path or where[0].line in guarded:
+            return
+        if _place(tree, where[0].line) in {_place(tree, line) for line in guarded}:
+            return  # the same leaf again: a leaf stays one under no_grad, an out-of-place
+            # rewrite of the first write would not have left it a leaf
+        evidence = (
+            f"the run raises {_describe(error)} (with the leaf writes before it under "
+            f"torch.no_grad())"
+        )
+        if not confirm(where[0], "", evidence, "raises", "autograd error"):
+            extra.append(Confirmed(where[0], code, evidence, "raises", "autograd error"))
+        guarded.add(where[0].line)
+
+
+def _place(tree: ast.Module, line: int) -> str | None:
+    return written_at(tree, line).place
 
 
 def _together(

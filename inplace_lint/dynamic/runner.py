@@ -18,7 +18,7 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from inspect import CO_OPTIMIZED
 from pathlib import Path
@@ -585,8 +585,12 @@ def run(
     detect: bool = False,
     cover: bool = False,
     also: frozenset[int] = frozenset(),
+    watch: AbstractContextManager[object] | None = None,
+    guard: frozenset[int] = frozenset(),
 ) -> Outcome:
-    """One seeded run; ``flip`` makes one site out of place; ``detect`` adds pass A.
+    """One seeded run; ``flip`` makes one site out of place; ``detect`` adds pass A;
+    ``watch`` is entered around the run (a recorder); ``guard``: lines of a subject run from
+    its source that run under ``torch.no_grad()`` (``no_grad_lines``).
 
     ``also`` flips more lines of the same file with it, where the subject is a script run
     from its source (the live-code route flips one line).
@@ -605,10 +609,14 @@ def run(
                 outcome.flipped = stack.enter_context(swapped(path, line))
             if not outcome.flipped:
                 return outcome
+        if guard and hasattr(subject, "source"):
+            source = no_grad_lines(source or subject.source, guard)
         stack.enter_context(environment(subject))
         stack.enter_context(subject.guarded())
         detector = stack.enter_context(Detector()) if detect else None
         coverage = stack.enter_context(Coverage(subject.path).active()) if cover else None
+        if watch is not None:
+            stack.enter_context(watch)
         try:
             outcome.values = subject.execute(source)
         except BadInput:
@@ -628,6 +636,25 @@ def run(
         outcome.error = None
     outcome.files = {path for path, _ in outcome.lines}
     return outcome
+
+
+def no_grad_lines(source: str, lines: frozenset[int]) -> str:
+    """``source`` with the simple statements that start on ``lines`` run under
+    ``torch.no_grad()``, on the same line (``with ...: statement``), so line numbers stay.
+    Lines where that would not compile are left as they are."""
+    text = source.splitlines(keepends=True)
+    prefix = 'with __import__("torch").no_grad(): '
+    for line in sorted(lines):
+        if not 1 <= line <= len(text):
+            continue
+        old = text[line - 1]
+        body = old.lstrip(" \t")
+        text[line - 1] = old[: len(old) - len(body)] + prefix + body
+        try:
+            compile("".join(text), "<guarded>", "exec")
+        except SyntaxError:
+            text[line - 1] = old
+    return "".join(text)
 
 
 def _remove_path(folder: str) -> None:

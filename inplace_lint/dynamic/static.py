@@ -50,6 +50,12 @@ def _config_for(
     return known[pyproject]
 
 
+def enabled_codes(file: str, codes: Iterable[str] | None = None) -> frozenset[str]:
+    """The codes reported for ``file``: ``codes`` where given, else its project's."""
+    selected = tuple(codes) if codes is not None else None
+    return _config_for(file, selected, {}).enabled_codes()
+
+
 def lint_reached(
     files: list[str], codes: Iterable[str] | None = None, cache: bool = True
 ) -> list[Finding]:
