@@ -167,12 +167,18 @@ def test_snippet_trees_match_libcst(source: str) -> None:
 def test_every_repository_file_builds_the_same_tree_and_findings(
     libcst_parse: Callable[[Path], tuple[str, cst.Module]],
 ) -> None:
-    """libcst's parse of each file is shared with test_reparse.py (tests/conftest.py)."""
+    """libcst's parse of each file is shared with test_reparse.py (tests/conftest.py). A
+    file with a ``match`` statement (round 12 has one) is analysed on libcst's own tree, as
+    the engine does (``test_match_statements_fall_back_to_libcst``)."""
     files = _repo_files()
     assert len(files) > 200
     for path in files:
         text, parsed = libcst_parse(path)
-        built = module_from_ast(ast.parse(text))
+        try:
+            built = module_from_ast(ast.parse(text))
+        except Unsupported:
+            assert "match" in text, path
+            continue
         assert _skeleton(built) == _skeleton(parsed), path
         assert _codes(built) == _codes(parsed), path
 

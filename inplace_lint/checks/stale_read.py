@@ -18,7 +18,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if write.via_call is not None or id(write.node) in seen or _nudge(write):
             continue
         seen.add(id(write.node))
-        target = f"`{write.name or write.target}`" if write.target else "a tensor"
+        if write.target:
+            target = f"`{write.name or write.target}`"
+        else:  # an optimizer step names no tensor: it writes the parameters it holds
+            target = "the parameters it holds" if write.update else "a tensor"
         if event.stored:
             message = (
                 f"{write.what} changes {target} in place after it was stored in `{event.name}` "

@@ -148,6 +148,9 @@ class Binder(AnalyzerBase):
         cls = scope.ctx.cls
         if name.startswith("self.") and cls is not None and name.count(".") == 1:
             attr = name[5:]
+            owner = self._sandbox_owner
+            if owner is not None and attr in cls.modules:  # ``main.q`` in ``main(x)``
+                return [self._submodule(owner, cls, attr)]
             key = (cls.name, attr)
             if key in self.class_values:
                 return [self.class_values[key]]

@@ -4,6 +4,7 @@ modules, containers and optimizers. Tensor methods and torch functions go to tor
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import libcst as cst
@@ -14,7 +15,7 @@ from inplace_lint.facts.heuristics import (
     _model_matches,
     _optimizer_hint,
 )
-from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.model import FLOW, Group, Kind, ModuleSpec, Value, new_value, next_id
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _METADATA_CALLS,
@@ -318,6 +319,9 @@ class Calls(AnalyzerBase):
         if method in ("parameters", "named_parameters") and receiver:
             named = "named" if method == "named_parameters" else ""
             return [Value(kind=Kind.PARAM_ITER, group=receiver[0].group, origin=named)]
+        state = self._state_method(method, receiver, args, node, func)
+        if state is not None:
+            return state
         if Kind.MODULE in kinds:
             modules = [v for v in receiver if v.kind is Kind.MODULE]
             if method == "forward":
@@ -375,6 +379,55 @@ class Calls(AnalyzerBase):
             return None
         return self._hinted_params(hint)
 
+    def _state_method(
+        self,
+        method: str,
+        receiver: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        node: cst.Call,
+        func: cst.Attribute,
+    ) -> list[Value] | None:
+        """``X.state_dict()``: a snapshot that aliases X's tensors; ``module.load_state_dict(d)``
+        writes the module's (its result is then what any other call gives)."""
+        # no tensor has ``state_dict()``: an unknown receiver is some stateful object
+        owners = [v for v in receiver if v.kind is not Kind.CONTAINER and not v.sure_tensor]
+        if method == "state_dict" and owners and not args:
+            return [self._state_alias(owners)]
+        modules = [v for v in receiver if v.kind is Kind.MODULE]
+        if method == "load_state_dict" and modules and may_load(args):
+            self._load_state(modules, args[0][2], node, self._text(func))
+        return None
+
+    def _state_alias(self, modules: list[Value]) -> Value:
+        """``model.state_dict()``: a dict whose tensors are the module's own parameters and
+        buffers (detached, the same storage): a later in-place update of the module (an
+        optimizer step) changes what the dict holds. An optimizer's holds its own state
+        tensors (moments) as they are; an object of unknown kind (``self.trainer_model``
+        stored from a constructor's argument) counts by its storage group too."""
+        state = new_value(Kind.CONTAINER, snapshot=True)
+        now = self._next()
+        for module in modules:
+            # the module's parameters themselves: a write through one is meant for the module
+            alias = Value(kind=Kind.TENSOR, group=module.group, grad=0, leaf=True, via_detach=True)
+            state.elements.append(alias)
+            state.added[alias.id] = now
+        return state
+
+    def _load_state(
+        self, modules: list[Value], source: list[Value], node: cst.Call, what: str
+    ) -> None:
+        """``model.load_state_dict(d)`` copies into the module's parameters and buffers in
+        place (``param.copy_(d[name])`` under ``no_grad``), as an optimizer step does; from
+        the module's own ``state_dict()`` it copies each tensor onto itself: no change."""
+        own = {e.group.id for v in source if v.snapshot for e in v.elements}
+        params = [
+            Value(kind=Kind.TENSOR, group=m.group, grad=2, leaf=True)
+            for m in modules
+            if m.group.id not in own
+        ]
+        if params:
+            self._write(params, node, f"`{what}()`", no_grad=True)
+
     def _hinted_params(self, hint: str) -> list[Value]:
         """Parameters of the models whose names match an optimizer's name (``opt_d`` -> ``D``)."""
         groups: dict[int, Group] = {}
@@ -406,10 +459,33 @@ class Calls(AnalyzerBase):
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
                 produced = self._apply_module(spec, module, first, inputs, node, callee)
-                results.append(self._returned_record(spec.user_class, module, produced))
+                results.append(self._forward_record(spec.user_class, module, produced, args))
                 continue
             results += self._apply_module(module.module, module, first, inputs, node, callee)
         return results or [self._unknown(inputs=inputs)]
+
+    def _forward_record(
+        self,
+        class_name: str,
+        owner: Value,
+        produced: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+    ) -> Value:
+        """A same-file module's tuple-returning forward, called: the opaque record, each
+        element with the saves its body made computing it from this call's values
+        (``inline``: ``q_pi`` through ``main.q``, not ``main.policy``), where known."""
+        record = self._returned_record(class_name, owner, produced)
+        inlined = self._inline_forward(owner, class_name, args)
+        computed = inlined[0] if inlined and len(inlined) == 1 else None
+        if computed is None or computed.kind is not Kind.CONTAINER:
+            return record
+        if len(computed.elements) != len(record.elements):
+            return record
+        for element, value in zip(record.elements, computed.elements, strict=True):
+            saves = {r for r in value.hist if r.role != FLOW}
+            if saves:
+                element.hist = set(saves)
+        return record
 
     def _returned_record(self, class_name: str, owner: Value, produced: list[Value]) -> Value:
         """What a same-file module's tuple-returning forward gives its caller: an opaque
@@ -423,16 +499,37 @@ class Calls(AnalyzerBase):
         shape = self.returned_saves.get((class_name, "forward"))
         if known is None and shape is not None and len(shape) > 1:
             size = len(shape)
+        elif known is None and shape is None:  # forward not analysed yet: its text says
+            size = self._returned_tuple_size(class_name) or size
         precise = self._forward_saves(class_name, owner, size)
         for position in range(size):
             element = self._unknown(sure=known is not None)
             if precise[position]:  # the submodules this element was computed through
                 element.hist |= precise[position]
             elif shape is None or len(shape) != size or shape[position]:
-                element.hist |= uses
+                # each element its own graph: differentiating ``q`` does not free ``q_pi``'s
+                element.hist |= {dataclasses.replace(r, id=next_id()) for r in uses}
             element.grad_hazard = hazards.get(position)
             record.elements.append(element)
         return record
+
+    def _returned_tuple_size(self, class_name: str) -> int | None:
+        """How many elements the same-file module's forward returns, where every ``return``
+        in it is a tuple display of one length (``return pi, q, q_pi``)."""
+        cls = self.classes.get(class_name)
+        forward = cls.methods.get("forward") if cls is not None else None
+        if forward is None:
+            return None
+        sizes = {
+            len(node.value.elements) if isinstance(node.value, cst.Tuple) else -1
+            for node in walk(forward.body, skip=nested_scope)
+            if isinstance(node, cst.Return) and node.value is not None
+        }
+        if len(sizes) != 1 or -1 in sizes:
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in _returned_elements(forward)):
+            return None
+        return sizes.pop()
 
     def _returns_record(self, class_name: str) -> bool:
         """The same-file module's forward returns a tuple, dict or ``...Output(...)``."""
@@ -556,3 +653,17 @@ def _shadowed(name: str, env: dict[str, list[Value]]) -> bool:
     """``name`` is bound in this scope to something other than a ``def`` of that name."""
     values = env.get(name)
     return values is not None and not any(v.origin == "def" for v in values)
+
+
+def may_load(args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
+    """Whether a ``load_state_dict`` call's argument may be a state dict (not a path)."""
+    return bool(args) and not isinstance(args[0][1].value, cst.SimpleString)
+
+
+def _returned_elements(forward: cst.FunctionDef) -> list[cst.BaseElement]:
+    return [
+        element
+        for node in walk(forward.body, skip=nested_scope)
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Tuple)
+        for element in node.value.elements
+    ]

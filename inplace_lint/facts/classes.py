@@ -62,10 +62,19 @@ def literal_bool(node: cst.BaseExpression | None) -> bool | None:
 class ModuleResolver:
     """Turns constructor expressions like ``nn.ReLU(inplace=True)`` into ModuleSpecs."""
 
-    def __init__(self, imports: ImportTable, table: OpTable, classes: dict[str, ClassFacts]):
+    def __init__(
+        self,
+        imports: ImportTable,
+        table: OpTable,
+        classes: dict[str, ClassFacts],
+        functions: dict[str, cst.FunctionDef] | None = None,
+    ):
         self.imports = imports
         self.table = table
         self.classes = classes
+        #: module-level functions of the file, by name: those that return a module build one
+        self.functions = functions or {}
+        self._built: dict[str, ModuleSpec | None] = {}
 
     def spec(
         self,
@@ -104,6 +113,9 @@ class ModuleResolver:
             name = dotted_name(func)
             if name in self.classes and self.classes[name].is_module:
                 return ModuleSpec(qualname=None, node=expr, user_class=name)
+            built = self.built_by(name) if name is not None else None
+            if built is not None:
+                return replace(built, node=expr)
             if name is not None and _has_inplace_true(expr) and _activation_like(name):
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
@@ -132,6 +144,29 @@ class ModuleResolver:
             saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
             has_parameters=info.has_parameters,
         )
+
+    def built_by(self, name: str) -> ModuleSpec | None:
+        """The module a same-file builder function returns (``def mlp(sizes): ...; return
+        nn.Sequential(*layers)``): every ``return`` of its body builds a module (the first
+        one's spec stands for it), else None."""
+        if name in self._built:
+            return self._built[name]
+        func = self.functions.get(name)
+        self._built[name] = None  # a builder that calls itself builds nothing known
+        if func is None:
+            return None
+        returns = [
+            n.value
+            for n in walk(func.body, skip=lambda n: isinstance(n, cst.FunctionDef | cst.Lambda))
+            if isinstance(n, cst.Return)
+        ]
+        if not returns or any(value is None for value in returns):
+            return None
+        specs = [self.spec(value, param_defaults(func)) for value in returns if value is not None]
+        if not specs or any(spec is None for spec in specs):
+            return None
+        self._built[name] = specs[0]
+        return specs[0]
 
     def members(self, expr: cst.BaseExpression, statements: list[cst.CSTNode]) -> tuple[str, ...]:
         """The same-file module classes that ``nn.ModuleList(expr)`` holds.

@@ -204,6 +204,7 @@ class Analyzer(
                     self.facts.stale_reads.append(
                         ev.StaleRead(pending.write, scope.stores[name], name, how, stored=True)
                     )
+            self._stored_snapshots(scope)
             escaped = {v.group.id for v in scope.escapes if v.kind is Kind.TENSOR}
             for event in self.facts.arg_writes[first_arg_write:]:
                 if event.side_effect and event.groups & escaped:

@@ -20,7 +20,7 @@ from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import (
     METADATA_ATTRIBUTES,
 )
-from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.syntax import (
     _BINARY_OPS,
     _LITERALS,
@@ -325,6 +325,7 @@ class Expressions(AnalyzerBase):
                 )
                 self.facts.stale_reads.append(ev.StaleRead(pending.write, node, name, how))
         groups |= {g for g, _ in held}
+        self._stale_snapshot(values, node, name, now)
         if scope.no_grad:
             return
         for pending in scope.hidden:
@@ -332,6 +333,39 @@ class Expressions(AnalyzerBase):
                 continue
             pending.done = True
             self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+
+    def _stale_snapshot(
+        self, values: list[Value], node: cst.CSTNode, name: str, now: int, stored: bool = False
+    ) -> None:
+        """``best = model.state_dict()`` read after an optimizer step (or, ``stored``, kept on
+        ``self`` when the method returns): the dict holds the parameters themselves, so the
+        update meant for the model changed the snapshot too."""
+        held: dict[int, int] = {}  # group -> when the earliest snapshot the name may hold took it
+        for value in values:
+            if value.kind is Kind.CONTAINER and value.snapshot:
+                for element in value.elements:
+                    when = value.added.get(element.id, 0)
+                    held[element.group.id] = min(when, held.get(element.group.id, when))
+        if not held:
+            return
+        # each snapshot carries its own time: a name bound on only some paths (``if better:
+        # best = model.state_dict()`` in a loop) may still hold one taken before the update
+        for pending in self.scope.updates:
+            if pending.done or now <= pending.seq:
+                continue
+            if any(held[g] < pending.seq for g in pending.groups & held.keys()):
+                pending.done = True
+                how = "`state_dict()` returns the module's own tensors, not copies"
+                event = ev.StaleRead(pending.write, node, name, how, stored=stored)
+                self.facts.stale_reads.append(event)
+
+    def _stored_snapshots(self, scope: _Scope) -> None:
+        """At a method's end: a ``state_dict()`` kept on ``self`` that an update changed
+        since, which whoever reads the attribute later gets."""
+        now = self._next()
+        for name, values in scope.env.items():
+            if name.startswith("self.") and name in scope.stores:
+                self._stale_snapshot(values, scope.stores[name], name, now, stored=True)
 
     def _other_iteration_element(self, pending: _Pending, node: cst.CSTNode) -> bool:
         """The write ran in an earlier iteration of a loop, at an index built from that loop's

@@ -62,8 +62,18 @@ class Inline(AnalyzerBase):
             return None
         return self._sandbox(func, cls, args)
 
+    def _inline_forward(self, owner: Value, class_name: str, args: Args) -> list[Value] | None:
+        """``main(x)`` on a same-file module whose forward returns a tuple: each element as
+        the forward computes it from this call's values, with ``self``'s submodules those of
+        ``owner`` (``main.q``, which an optimizer over ``main.q.parameters()`` steps)."""
+        cls = self.classes.get(class_name)
+        func = cls.methods.get("forward") if cls is not None else None
+        if cls is None or func is None or not _plain_method(func):
+            return None
+        return self._sandbox(func, cls, args, owner)
+
     def _sandbox(
-        self, func: cst.FunctionDef, cls: ClassFacts | None, args: Args
+        self, func: cst.FunctionDef, cls: ClassFacts | None, args: Args, owner: Value | None = None
     ) -> list[Value] | None:
         size = self._inlinable(func)
         if size is None or size > self._inline_budget or any(arg.star for _, arg, _ in args):
@@ -76,11 +86,14 @@ class Inline(AnalyzerBase):
         bound = self._bind_call(func, args, skip_first=cls is not None)
         if bound is None:
             return None
+        if owner is not None:  # ``self`` is the module called
+            bound[0] = (bound[0][0], [owner])
         self._inline_budget -= size
         ctx = self._context(func, cls)
         scope = _Scope(ctx=ctx, no_grad=ctx.no_grad or self.scope.no_grad)
         outer, kept, tables = self._scope, self.facts, self._call_tables()
-        self._scope, self.facts = scope, ev.Facts()
+        outer_owner = self._sandbox_owner
+        self._scope, self.facts, self._sandbox_owner = scope, ev.Facts(), owner
         stack.append(id(func))
         try:
             for param, values in bound:
@@ -88,7 +101,7 @@ class Inline(AnalyzerBase):
             self._block(func.body.body)
         finally:
             stack.pop()
-            self._scope, self.facts = outer, kept
+            self._scope, self.facts, self._sandbox_owner = outer, kept, outer_owner
             self._restore_call_tables(tables)
         return _returned(scope)
 

@@ -150,6 +150,8 @@ class Value:
     several: bool = False
     soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
     blank: bool = False  # made by torch.zeros/empty/full/...: a buffer meant to be filled
+    #: a container ``module.state_dict()`` made: the module's own tensors, not copies
+    snapshot: bool = False
     #: differentiating against this tensor is wrong: (the in-place write, why), set on what a
     #: forward returned after rebinding it to an in-place result
     grad_hazard: tuple[Write, str] | None = None
@@ -158,6 +160,10 @@ class Value:
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def sure_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR and self.sure
 
     @property
     def saved(self) -> bool:

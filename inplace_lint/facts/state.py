@@ -79,6 +79,9 @@ class _Scope:
     bound_inplace: dict[str, Write] = field(default_factory=dict)
     stale: list[_Pending] = field(default_factory=list)
     hidden: list[_Pending] = field(default_factory=list)
+    #: optimizer steps: meant to be seen by every alias of the parameters, except a
+    #: ``state_dict()`` kept as a snapshot
+    updates: list[_Pending] = field(default_factory=list)
     escapes: list[Value] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
     #: saves that a backward point of this function reached, kept or not (retain_graph)
@@ -146,6 +149,11 @@ class Mode:
 _UNCHANGED: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
+def _builders(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The module-level functions, by name: those that return a module build one."""
+    return {n.name.value: n for n in module.body if isinstance(n, cst.FunctionDef)}
+
+
 def _method_ids(classes: dict[str, ClassFacts]) -> frozenset[int]:
     """The ids of the functions that are methods of a class of this file."""
     return frozenset(id(m) for cls in classes.values() for m in cls.methods.values())
@@ -177,7 +185,7 @@ class AnalyzerBase:
         self._loops: list[_LoopFrame] = []
         #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
         self._subscript_of: dict[int, cst.Subscript] = {}
-        self.resolver = ModuleResolver(self.imports, self.table, self.classes)
+        self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver)
         self.facts = ev.Facts()
@@ -228,6 +236,8 @@ class AnalyzerBase:
         #: plain functions whose result a call is computing in a sandbox, innermost last
         #: (``inline.py``): no write moves a version counter while one runs
         self._inlining: list[int] = []
+        #: in a sandbox of ``module(x)``'s forward: the module ``self`` is
+        self._sandbox_owner: Value | None = None
         #: id of a plain function -> its size, if a sandbox may interpret it
         self._inlinable_: dict[int, int | None] = {}
         #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)

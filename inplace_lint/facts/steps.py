@@ -163,6 +163,26 @@ class Steps(AnalyzerBase):
             optimizer.elements = [e for v in values for e in v.elements]
             if optimizer.elements:  # else the name-based guess stays (``_hinted_params``)
                 self.class_values.setdefault((cls.name, name[5:]), optimizer)
+        self._publish_stepped(scope, cls)
+
+    def _publish_stepped(self, scope: _Scope, cls: ClassFacts) -> None:
+        """After ``__init__``: what it stored on ``self`` whose parameters one of its
+        optimizers updates (``self.model = model`` beside ``self.opt = SGD(model
+        .parameters())``) is that object in every method, so ``self.model.state_dict()``
+        there shares the storage the optimizer's step writes."""
+        stepped = {
+            e.group.id
+            for values in scope.env.values()
+            for v in values
+            if v.kind is Kind.OPTIMIZER
+            for e in v.elements
+        }
+        for name, values in scope.env.items():
+            if not name.startswith("self.") or name.count(".") != 1 or len(values) != 1:
+                continue
+            value = values[0]
+            if value.group.id in stepped and not value.sure_tensor:
+                self.class_values.setdefault((cls.name, name[5:]), value)
 
     def _replay_steps(self, callee: str, node: cst.Call, args: Args, on_self: bool) -> None:
         """The backward points and optimizer steps a same-file helper takes on what this

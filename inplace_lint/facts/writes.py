@@ -90,6 +90,8 @@ class Writes(AnalyzerBase):
         if not self._meant_to_share(pending, tensors) and not self._helper_view(target_node):
             scope.stale.append(pending)
             self._note_stored(pending)
+        elif optimizer:
+            scope.updates.append(pending)
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
 
