@@ -129,38 +129,6 @@ def test_intended_updates_and_writes_no_graph_reads_are_not_confirmed(
     assert _confirmed(tmp_path, source) == set()
 
 
-LEAVES = """
-import torch
-import torch.nn as nn
-
-conv = nn.Conv2d(2, 2, 1)
-w = torch.randn(2, 2, 1, 1)
-conv.weight[:, :] = w
-conv.bias[:] = 0.5
-out = conv(torch.randn(1, 2, 3, 3)).sum()
-"""
-
-SAME_LEAF = """
-import torch
-
-emb = torch.randn(4, 3, requires_grad=True)
-pos = torch.randn(4, 3)
-emb += pos
-emb += pos
-out = emb.sum()
-"""
-
-
-def test_each_write_to_a_different_leaf_is_confirmed(tmp_path: Path) -> None:
-    lines = {(line, code) for line, code, _how in _confirmed(tmp_path, LEAVES)}
-    assert lines == {(6, "IPL003"), (7, "IPL003")}
-
-
-def test_a_second_write_to_the_same_leaf_is_not_a_second_hazard(tmp_path: Path) -> None:
-    lines = {(line, code) for line, code, _how in _confirmed(tmp_path, SAME_LEAF)}
-    assert lines == {(5, "IPL003")}
-
-
 def test_no_grad_lines_keeps_line_numbers_and_skips_what_would_not_compile() -> None:
     source = "import torch\nx = 1\nif x: y = 2\n"
     guarded = no_grad_lines(source, frozenset({2, 3}))

@@ -4,7 +4,6 @@ faithfully, else in the source) and compare."""
 
 from __future__ import annotations
 
-import ast
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -12,6 +11,7 @@ from collections.abc import Callable, Iterable
 import torch
 
 from inplace_lint.checks import code_for_evidence
+from inplace_lint.dynamic.chain import past_raising_sites
 from inplace_lint.dynamic.device import on_device
 from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error, discover
 from inplace_lint.dynamic.fxroute import FxRoute, prepare
@@ -30,7 +30,6 @@ from inplace_lint.dynamic.report import (
 from inplace_lint.dynamic.runner import BadInput, Outcome, Subject, _describe, run
 from inplace_lint.dynamic.sites import Site, traceback_sites
 from inplace_lint.dynamic.static import enabled_codes, lint_reached, reached_files
-from inplace_lint.dynamic.written import written_at
 from inplace_lint.finding import Finding
 
 __all__ = ["check"]
@@ -140,11 +139,13 @@ def _check(
         if not explained:
             at = f" at {where[0].short()}" if where else ""
             raise BadInput(f"{subject.label}: the run raised {message}{at}; no in-place cause")
-        _past_leaf_errors(subject, confirm, confirmed, extra)
     else:
         _twins(subject, index, candidates, base, confirmed, report, shared)
         if error is None:
             _discover(subject, index, base, shared, (confirmed, extra), codes)
+    if error is not None:
+        phase("running again past the raising sites found")
+        past_raising_sites(subject, confirm, list(confirmed.values()), extra)
 
     report.confirmed = list(confirmed.values()) + extra
     details = getattr(report, "_details", {})
@@ -340,51 +341,6 @@ def _discover(
     found = [c for c in found if c.code in enabled]
     extra.extend(found)
     return found
-
-
-def _past_leaf_errors(
-    subject: Subject,
-    confirm: Callable[[Site, str, str, str, str], bool],
-    confirmed: dict[int, Confirmed],
-    extra: list[Confirmed],
-) -> None:
-    """Writes to leaves that each raise as they run (``conv.weight[:] = w`` then
-    ``conv.bias[:] = b``): the first stops the run, so the run is repeated with each one
-    confirmed so far under ``torch.no_grad()`` (``runner.no_grad_lines``), and the next write
-    that raises the leaf error is confirmed at its line, until none does (at most 20)."""
-    path = subject.path
-    if path is None or not hasattr(subject, "source"):
-        return
-    code = code_for_error("leaf Variable")
-    tree = ast.parse(subject.source)  # type: ignore[attr-defined]
-    guarded = {
-        c.site.line
-        for c in (*confirmed.values(), *extra)
-        if c.site.path == path and c.code == code and c.kind == "raises"
-    }
-    for _ in range(20):
-        if not guarded:
-            return
-        error = run(subject, guard=frozenset(guarded)).error
-        if error is None or "leaf Variable" not in str(error):
-            return
-        where = traceback_sites(error.__traceback__)
-        if not where or where[0].path != path or where[0].line in guarded:
-            return
-        if _place(tree, where[0].line) in {_place(tree, line) for line in guarded}:
-            return  # the same leaf again: a leaf stays one under no_grad, an out-of-place
-            # rewrite of the first write would not have left it a leaf
-        evidence = (
-            f"the run raises {_describe(error)} (with the leaf writes before it under "
-            f"torch.no_grad())"
-        )
-        if not confirm(where[0], "", evidence, "raises", "autograd error"):
-            extra.append(Confirmed(where[0], code, evidence, "raises", "autograd error"))
-        guarded.add(where[0].line)
-
-
-def _place(tree: ast.Module, line: int) -> str | None:
-    return written_at(tree, line).place
 
 
 def _together(

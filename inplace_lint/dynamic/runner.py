@@ -587,10 +587,12 @@ def run(
     also: frozenset[int] = frozenset(),
     watch: AbstractContextManager[object] | None = None,
     guard: frozenset[int] = frozenset(),
+    skip: frozenset[int] = frozenset(),
 ) -> Outcome:
     """One seeded run; ``flip`` makes one site out of place; ``detect`` adds pass A;
     ``watch`` is entered around the run (a recorder); ``guard``: lines of a subject run from
-    its source that run under ``torch.no_grad()`` (``no_grad_lines``).
+    its source that run under ``torch.no_grad()`` (``no_grad_lines``); ``skip``: lines of it
+    that do not run (``skip_lines``).
 
     ``also`` flips more lines of the same file with it, where the subject is a script run
     from its source (the live-code route flips one line).
@@ -611,6 +613,8 @@ def run(
                 return outcome
         if guard and hasattr(subject, "source"):
             source = no_grad_lines(source or subject.source, guard)
+        if skip and hasattr(subject, "source"):
+            source = skip_lines(source or subject.source, skip)
         stack.enter_context(environment(subject))
         stack.enter_context(subject.guarded())
         detector = stack.enter_context(Detector()) if detect else None
@@ -652,6 +656,24 @@ def no_grad_lines(source: str, lines: frozenset[int]) -> str:
         text[line - 1] = old[: len(old) - len(body)] + prefix + body
         try:
             compile("".join(text), "<guarded>", "exec")
+        except SyntaxError:
+            text[line - 1] = old
+    return "".join(text)
+
+
+def skip_lines(source: str, lines: frozenset[int]) -> str:
+    """``source`` with the one-line simple statements on ``lines`` replaced by ``pass`` (line
+    numbers kept); a line where that would not compile is left as it is."""
+    text = source.splitlines(keepends=True)
+    for line in sorted(lines):
+        if not 1 <= line <= len(text):
+            continue
+        old = text[line - 1]
+        body = old.lstrip(" \t")
+        newline = "\n" if old.endswith("\n") else ""
+        text[line - 1] = old[: len(old) - len(body)] + "pass" + newline
+        try:
+            compile("".join(text), "<skipped>", "exec")
         except SyntaxError:
             text[line - 1] = old
     return "".join(text)
