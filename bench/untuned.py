@@ -64,6 +64,15 @@ Run 5 used the same options with its own files (``bench/untuned_projects_5.json`
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_5.json \
         --dest bench/.untuned/run5 --saved --verdicts bench/untuned_verdicts_5.json \
         --projects-table --per-code --list --markdown
+
+Run 6 used the same options with its own files (``bench/untuned_projects_6.json``,
+``bench/.untuned/run6``, ``--linter /work/base26``, ``bench/untuned_verdicts_6.json``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_6.json \
+        --dest bench/.untuned/run6 --linter /work/base26
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_6.json \
+        --dest bench/.untuned/run6 --saved --verdicts bench/untuned_verdicts_6.json \
+        --projects-table --per-code --list --markdown
 """
 
 from __future__ import annotations
