@@ -186,9 +186,19 @@ class ModuleSites:
 
     def __init__(self) -> None:
         self.built: weakref.WeakKeyDictionary[torch.nn.Module, Site] = weakref.WeakKeyDictionary()
+        #: modules whose ``inplace`` a user line set to True after building them
+        self.flagged: weakref.WeakKeyDictionary[torch.nn.Module, Site] = weakref.WeakKeyDictionary()
         self.stack: list[torch.nn.Module] = []
         #: Told of an in-place module whose forward raised.
         self.on_error: Callable[[torch.nn.Module, BaseException], None] | None = None
+
+    def site_of(self, module: torch.nn.Module | None) -> Site | None:
+        """Where the module was made in-place: the line that set ``module.inplace = True``
+        after building it (``for m in net.modules(): m.inplace = True``), else where it was
+        built."""
+        if module is None:
+            return None
+        return self.flagged.get(module) or self.built.get(module)
 
     def running_inplace(self) -> torch.nn.Module | None:
         if self.stack and getattr(self.stack[-1], "inplace", False) is True:
@@ -218,7 +228,17 @@ def track_modules(tracker: ModuleSites) -> Iterator[ModuleSites]:
         if tracker.stack and tracker.stack[-1] is module:
             tracker.stack.pop()
 
+    original_setattr = torch.nn.Module.__setattr__
+
+    def setattr_(self: torch.nn.Module, name: str, value: Any) -> None:
+        original_setattr(self, name, value)
+        if name == "inplace" and value is True and self in tracker.built:
+            site = sites.user_site(2)
+            if site is not None and site != tracker.built[self]:
+                tracker.flagged[self] = site
+
     torch.nn.Module.__init__ = init  # type: ignore[method-assign]
+    torch.nn.Module.__setattr__ = setattr_  # type: ignore[method-assign]
     handles = [
         torch.nn.modules.module.register_module_forward_pre_hook(pre),
         torch.nn.modules.module.register_module_forward_hook(post, always_call=True),
@@ -227,6 +247,7 @@ def track_modules(tracker: ModuleSites) -> Iterator[ModuleSites]:
         yield tracker
     finally:
         torch.nn.Module.__init__ = original_init  # type: ignore[method-assign]
+        torch.nn.Module.__setattr__ = original_setattr  # type: ignore[method-assign]
         for handle in handles:
             handle.remove()
 
@@ -364,7 +385,7 @@ class Detector:
                 write = Write(
                     site,
                     _op_name(func),
-                    self.modules.built.get(module) if module is not None else None,
+                    self.modules.site_of(module),
                     type(module).__name__ if module is not None else None,
                     overlaps,
                     saved.tensor._version,
@@ -378,7 +399,7 @@ class Detector:
         """An in-place module whose write autograd refused as it ran (its output is a view
         made by a hook, ...): report it at the line that built the module (``inplace=True``),
         which the traceback cannot show."""
-        built = self.modules.built.get(module)
+        built = self.modules.site_of(module)
         if built is None or not isinstance(error, RuntimeError):
             return
         if not re.search("inplace|in-place", str(error), re.IGNORECASE):
