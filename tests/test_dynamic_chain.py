@@ -80,3 +80,22 @@ def test_skip_lines_keeps_line_numbers_and_skips_what_would_not_compile() -> Non
     source = "import torch\nopt.step()\nif x:\n    y = 2\n"
     skipped = skip_lines(source, frozenset({2, 3}))
     assert skipped.splitlines() == ["import torch", "pass", "if x:", "    y = 2"]
+
+
+def test_a_twin_that_draws_other_random_numbers_is_not_compared() -> None:
+    """On CUDA an in-place dropout draws its mask by another kernel than the out-of-place
+    one: the twin's values differ for that reason alone (round 9's 3DETR look-alike)."""
+    import torch
+
+    from inplace_lint.dynamic.reference import Reference, judge_twin
+    from inplace_lint.dynamic.runner import Outcome, rng_state
+
+    torch.manual_seed(0)
+    reference = Reference([{"y": torch.zeros(3)}], rng_state())
+    torch.rand(4)  # the twin drew more
+    twin = Outcome(values={"y": torch.ones(3)}, rng=rng_state())
+    found = judge_twin(reference, twin, lambda: twin)
+    assert found is not None and found.other_draws and not found.differs
+    same = Outcome(values={"y": torch.ones(3)}, rng=reference.rng)
+    found = judge_twin(reference, same, lambda: same)
+    assert found is not None and found.differs

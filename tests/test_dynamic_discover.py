@@ -156,3 +156,5 @@ def test_what_a_statement_writes_is_read_from_its_text() -> None:
     assert in_backward.in_function and in_backward.argument and in_backward.place == "grad_output"
     through = written_at(tree, 10)
     assert through.root == "images" and through.through_data and through.argument
+    made = ast.parse("drop = nn.Dropout(0.1, inplace=True)\nact = nn.ReLU(inplace=True)\n")
+    assert written_at(made, 1).random_flag and not written_at(made, 2).random_flag

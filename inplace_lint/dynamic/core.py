@@ -257,6 +257,11 @@ def _twins(
             details[id(finding)] = _nothing_to_compare(subject)
         elif found is None:
             details[id(finding)] = "the unchanged run raised when repeated, so nothing to compare"
+        elif found.other_draws:
+            details[id(finding)] = (
+                "ran; the twin draws other random numbers than the original (an in-place "
+                "flag changes the kernel that draws them), so nothing to compare"
+            )
         else:
             unsure.discard(id(finding))
             details[id(finding)] = (

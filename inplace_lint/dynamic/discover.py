@@ -17,7 +17,9 @@ require grad: optimizer steps, EMA teachers, running statistics). A twin also di
 buffer a helper fills for its caller on purpose, or a hand-written optimizer's moments; those
 never reach a graph. So a stale value that only plain data computations read (a caller's
 images normalised in place before an inference-only predict) is left to the static pass.
-``inplace=True`` module constructions are kept without that run: they write activations.
+``inplace=True`` module constructions are kept without that run: they write activations. On
+CUDA an in-place dropout draws its mask by another kernel than the out-of-place one, so its
+twin differs for that alone: those lines are not tried there.
 
 Limits: only the subject's own file, and only a subject that runs from its source (a script,
 a ``path.py::name`` target); at most ``RUNS`` twin runs per subject. The code comes from the
@@ -32,6 +34,8 @@ import ast
 import dataclasses
 import re
 from collections.abc import Callable
+
+import torch
 
 from inplace_lint.checks import code_for_evidence
 from inplace_lint.dynamic.reference import Reference, judge_twin
@@ -118,7 +122,7 @@ class _Search:
         if twin is None or not twin.ok or not twin.values:
             return None, ""
         found = judge_twin(self.reference, twin, lambda: self.twin(lines) or Outcome(flipped=False))
-        if found is None:
+        if found is None or found.other_draws:
             return None, ""
         return found.differs, found.evidence()
 
@@ -220,6 +224,9 @@ def discover(
         lines = candidate_lines(subject.source, executed, judged)
     except (SyntaxError, ValueError):
         return []
+    if torch.get_default_device().type == "cuda":  # another kernel, another random mask
+        tree = ast.parse(subject.source)  # type: ignore[attr-defined]
+        lines = [n for n in lines if not written_at(tree, n).random_flag]
     if not lines:
         return []
     if base.error is not None:
@@ -251,7 +258,7 @@ def _fixed_reference(subject: Subject, path: str, lines: frozenset[int]) -> Refe
     runs = [run(subject, flip=(path, min(lines)), also=lines) for _ in range(2)]
     if any(not r.ok or not r.values for r in runs):
         return None
-    return Reference([r.values for r in runs])
+    return Reference([r.values for r in runs], runs[0].rng)
 
 
 def _watch(subject: Subject, path: str, lines: list[int]) -> WriteFacts:

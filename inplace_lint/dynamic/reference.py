@@ -7,7 +7,9 @@ on a GPU) change low bits from run to run. So the original runs at least twice (
 tensor's run-to-run spread is measured. An element of a twin fails when its difference from
 the reference exceeds both the tolerance (``1e-6 + 1e-5 * |reference|``) and four times the
 spread of its tensor; a twin that fails is run once more, and it differs only if the second
-run fails too (its own spread added). The evidence names the first element that failed.
+run fails too (its own spread added). The evidence names the first element that failed. A twin
+whose random generators end in another state than the reference's drew other random numbers
+(an in-place dropout on CUDA draws its mask by another kernel): it is not compared at all.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class Difference:
     worst: float = 0.0  # the largest absolute difference anywhere
     where: str | None = None  # the tensor holding it
     failed: str = ""  # the first element that failed tolerance and spread, described
+    #: the twin drew other random numbers than the reference: nothing can be compared
+    other_draws: bool = False
 
     def evidence(self) -> str:
         if self.failed:
@@ -107,10 +111,11 @@ def difference(
 class Reference:
     """The original's values over two or more runs, and their spread."""
 
-    def __init__(self, runs: list[dict[str, torch.Tensor]]) -> None:
+    def __init__(self, runs: list[dict[str, torch.Tensor]], rng: bytes = b"") -> None:
         self.runs = runs
         self.values = runs[0]
         self.noise = spread(runs)
+        self.rng = rng  # the generators' states at the end of the first run
 
     def judge(
         self, twin: dict[str, torch.Tensor], again: Callable[[], dict[str, torch.Tensor] | None]
@@ -138,12 +143,14 @@ def measure(subject: Subject, runs: int = 2) -> Reference | None:
     """Run the unchanged subject ``runs`` times (after pass A's run, so state it built is
     captured and put back: ``StateGuard``); ``None`` when a run raises (a flaky subject)."""
     values = []
+    rng = b""
     for _ in range(runs):
         outcome = run(subject)
         if not outcome.ok:
             return None
         values.append(outcome.values)
-    return Reference(values)
+        rng = rng or outcome.rng
+    return Reference(values, rng)
 
 
 def judge_twin(
@@ -153,6 +160,8 @@ def judge_twin(
     reference to compare with (the unchanged subject raised on a later run)."""
     if reference is None:
         return None
+    if reference.rng and twin.rng and twin.rng != reference.rng:
+        return Difference(False, other_draws=True)
 
     def second() -> dict[str, torch.Tensor] | None:
         outcome = again()

@@ -50,6 +50,8 @@ class Outcome:
     lines: set[tuple[str, int]] = field(default_factory=set)
     files: set[str] = field(default_factory=set)
     flipped: bool = True
+    #: the random generators' states when the run ended (``rng_state``)
+    rng: bytes = b""
 
     @property
     def ok(self) -> bool:
@@ -632,6 +634,7 @@ def run(
         except (Exception, SystemExit) as exc:
             outcome.error = exc
         finally:
+            outcome.rng = rng_state()
             if coverage is not None:
                 outcome.lines = coverage.lines()
             if detector is not None:
@@ -659,6 +662,17 @@ def no_grad_lines(source: str, lines: frozenset[int]) -> str:
         except SyntaxError:
             text[line - 1] = old
     return "".join(text)
+
+
+def rng_state() -> bytes:
+    """torch's CPU generator state, and each initialised CUDA device's: two runs that end
+    with different states drew different random numbers (an in-place dropout on CUDA draws
+    its mask by another kernel than the out-of-place one), so their values cannot be
+    compared."""
+    states = [torch.get_rng_state()]
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states.extend(torch.cuda.get_rng_state_all())
+    return b"".join(bytes(state.numpy().tobytes()) for state in states)
 
 
 def skip_lines(source: str, lines: frozenset[int]) -> str:

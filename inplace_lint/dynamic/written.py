@@ -33,6 +33,9 @@ class Written:
     #: The written place as text, subscripts dropped (``cconv.weight`` of
     #: ``cconv.weight[:, 0] = w``).
     place: str | None = None
+    #: the statement makes a dropout in place (``nn.Dropout(p, inplace=True)``,
+    #: ``F.dropout(x, p, inplace=True)``): its random mask comes from another kernel
+    random_flag: bool = False
 
 
 def statement_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
@@ -59,7 +62,20 @@ def written_at(tree: ast.Module, line: int) -> Written:
         and function is not None
         and _from_parameter(function, root, statement.lineno)
     )
-    return Written(root, through, flag, argument, _in_function(owner, function), _place(target))
+    random = _makes_random_inplace(statement)
+    in_function = _in_function(owner, function)
+    return Written(root, through, flag, argument, in_function, _place(target), random)
+
+
+def _makes_random_inplace(statement: ast.stmt) -> bool:
+    for node in ast.walk(statement):
+        if not isinstance(node, ast.Call) or not _builds_inplace_module(node):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if "dropout" in name.lower():
+            return True
+    return False
 
 
 def _place(target: ast.expr | None) -> str | None:
@@ -174,7 +190,7 @@ def _root(node: ast.expr) -> tuple[str | None, bool]:
             return None, through
 
 
-def _builds_inplace_module(statement: ast.stmt) -> bool:
+def _builds_inplace_module(statement: ast.AST) -> bool:
     for node in ast.walk(statement):
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
