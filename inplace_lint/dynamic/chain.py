@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from inplace_lint.checks import code_for_evidence
 from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error
@@ -64,9 +65,10 @@ def past_raising_sites(
             return
         shown = ", ".join(str(n) for n in sorted(found))
         tail = f" (with line(s) {shown} out of the way, so the run gets this far)"
-        new = _from_hits(outcome.hits, path, found, confirm, extra, tail)
+        past = _Past(path, found, confirm, extra, tail)
+        new = past.from_hits(outcome.hits)
         if not new and "leaf Variable" in str(error):
-            new = _leaf_error(error, tree, path, found, confirm, extra, tail)
+            new = past.leaf_error(error, tree)
         if not new:
             return
         found.update(new)
@@ -82,53 +84,48 @@ def _without(subject: Subject, path: str, source: str, found: dict[int, bool]) -
     return run(subject, flip=first, also=flips, guard=guard, skip=skip, detect=True)
 
 
-def _from_hits(
-    hits: list[Hit],
-    path: str,
-    found: dict[int, bool],
-    confirm: Confirm,
-    extra: list[Confirmed],
-    tail: str,
-) -> dict[int, bool]:
-    """Pass A's raising hits at sites not found before."""
-    new: dict[int, bool] = {}
-    for hit in hits:
-        if hit.kind != "raises":
-            continue
-        kind = "function-write" if hit.write.in_backward else "raises"
-        code = code_for_evidence(kind)
-        sites = [s for s in hit.sites if s.path == path and s.line not in found]
-        if not sites or len(sites) < len([s for s in hit.sites if s.path == path]):
-            continue  # a site of this hit was found already: the same hazard
-        evidence = hit.evidence() + tail
-        matched = False
-        for site in sites:
-            matched = confirm(site, code, evidence, "raises", "pass A") or matched
-        if not matched:
-            extra.append(Confirmed(sites[0], code, evidence, "raises", "pass A"))
-        new.update((site.line, False) for site in sites)
-    return new
+@dataclass
+class _Past:
+    """One round of the search: the sites found so far and where new ones go."""
 
+    path: str
+    found: dict[int, bool]  # line -> whether it is a leaf write
+    confirm: Confirm
+    extra: list[Confirmed]
+    tail: str
 
-def _leaf_error(
-    error: BaseException,
-    tree: ast.Module,
-    path: str,
-    found: dict[int, bool],
-    confirm: Confirm,
-    extra: list[Confirmed],
-    tail: str,
-) -> dict[int, bool]:
-    """A leaf written in place raises where it is written: its line, unless it is a leaf
-    written before."""
-    where = traceback_sites(error.__traceback__)
-    if not where or where[0].path != path or where[0].line in found:
-        return {}
-    place = written_at(tree, where[0].line).place
-    if place in {written_at(tree, line).place for line, leaf in found.items() if leaf}:
-        return {}
-    evidence = f"the run raises {_describe(error)}{tail}"
-    if not confirm(where[0], "", evidence, "raises", "autograd error"):
-        code = code_for_error(str(error))
-        extra.append(Confirmed(where[0], code, evidence, "raises", "autograd error"))
-    return {where[0].line: True}
+    def from_hits(self, hits: list[Hit]) -> dict[int, bool]:
+        """Pass A's raising hits at sites not found before."""
+        new: dict[int, bool] = {}
+        for hit in hits:
+            if hit.kind != "raises":
+                continue
+            code = code_for_evidence("function-write" if hit.write.in_backward else "raises")
+            own = [s for s in hit.sites if s.path == self.path]
+            sites = [s for s in own if s.line not in self.found]
+            if not sites or len(sites) < len(own):
+                continue  # a site of this hit was found already: the same hazard
+            evidence = hit.evidence() + self.tail
+            matched = False
+            for site in sites:
+                matched = self.confirm(site, code, evidence, "raises", "pass A") or matched
+            if not matched:
+                self.extra.append(Confirmed(sites[0], code, evidence, "raises", "pass A"))
+            new.update((site.line, False) for site in sites)
+        return new
+
+    def leaf_error(self, error: BaseException, tree: ast.Module) -> dict[int, bool]:
+        """A leaf written in place raises where it is written: its line, unless it is a
+        leaf written before."""
+        where = traceback_sites(error.__traceback__)
+        if not where or where[0].path != self.path or where[0].line in self.found:
+            return {}
+        place = written_at(tree, where[0].line).place
+        earlier = {written_at(tree, line).place for line, leaf in self.found.items() if leaf}
+        if place in earlier:
+            return {}
+        evidence = f"the run raises {_describe(error)}{self.tail}"
+        if not self.confirm(where[0], "", evidence, "raises", "autograd error"):
+            code = code_for_error(str(error))
+            self.extra.append(Confirmed(where[0], code, evidence, "raises", "autograd error"))
+        return {where[0].line: True}
