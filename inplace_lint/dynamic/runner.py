@@ -672,7 +672,7 @@ def rng_state() -> bytes:
     states = [torch.get_rng_state()]
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         states.extend(torch.cuda.get_rng_state_all())
-    return b"".join(bytes(state.numpy().tobytes()) for state in states)
+    return b"".join(bytes(state.tolist()) for state in states)  # uint8; numpy may be absent
 
 
 def skip_lines(source: str, lines: frozenset[int]) -> str:
