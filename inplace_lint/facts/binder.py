@@ -25,6 +25,7 @@ from inplace_lint.facts.syntax import (
     _terminates,
     bound_names,
     is_none,
+    leaves_iteration,
 )
 
 
@@ -235,9 +236,11 @@ class Binder(AnalyzerBase):
             scope.bindings = dict(start_bindings)
             scope.arms = dict(start_arms)
             self._path.append((branch, arm))
+            self._arm_appends.append([])
             with self._inplace_guard.raised(guarded and arm == 0):
                 self._block(body)
             self._path.pop()
+            self._settle_appends(self._arm_appends.pop(), body)
             if _terminates(body):
                 # ``if c: ...; return``: nothing after the branch runs after this arm
                 del scope.stale[marks[0] :], scope.hidden[marks[1] :]
@@ -267,6 +270,26 @@ class Binder(AnalyzerBase):
         scope.bindings = newest
         scope.arms = _merge_arms(branch, merged, envs, arm_tags)
 
+    def _settle_appends(
+        self, appended: list[tuple[Value, Value]], body: Sequence[cst.CSTNode]
+    ) -> None:
+        """What an arm put into containers: for an arm that ends in ``continue``/``break``,
+        taken out until the loop's pass ends (``if not hits: out.append(t); continue`` then
+        ``t[m] = 1; out.append(t)``: the rest of the iteration never sees the first append);
+        else the enclosing arm's too."""
+        if not (leaves_iteration(body) and self._loops):
+            if self._arm_appends:
+                self._arm_appends[-1].extend(appended)
+            return
+        frame = self._loops[-1]
+        for container, element in reversed(appended):
+            for index in range(len(container.elements) - 1, -1, -1):
+                if container.elements[index] is element:
+                    del container.elements[index]
+                    break
+            when = container.added.pop(element.id, 0)
+            frame.deferred.append((container, element, when))
+
     def _loop(
         self,
         body: Sequence[cst.CSTNode],
@@ -286,6 +309,10 @@ class Binder(AnalyzerBase):
                 if target is not None:
                     self._bind_loop_target(*target, parts or {})
                 self._block(body)
+                for container, element, when in frame.deferred:
+                    container.elements.append(element)
+                    container.added.setdefault(element.id, when)
+                frame.deferred.clear()
             self._loops.pop()
         for name, values in start_env.items():
             bucket = scope.env.setdefault(name, [])

@@ -346,6 +346,8 @@ class Calls(AnalyzerBase):
                             # the first time counts: a loop appending the tensor it then
                             # writes in place keeps one tensor, changed, in every slot
                             container.added.setdefault(element.id, now)
+                            if self._arm_appends:
+                                self._arm_appends[-1].append((container, element))
                 return [new_value(Kind.OTHER)]
             if method in ("pop", "get", "popleft"):
                 return [e for c in containers for e in c.elements] or [self._unknown()]

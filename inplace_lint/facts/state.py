@@ -55,6 +55,9 @@ class _LoopFrame:
     key: int
     counters: frozenset[str]
     started: int  # the sequence number at which the current pass began
+    #: what arms that ``continue`` put into containers: (container, element, when), seen by
+    #: the next iteration and after the loop, not by the rest of this one
+    deferred: list[tuple[Value, Value, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -183,6 +186,8 @@ class AnalyzerBase:
         self._grad_params: dict[int, dict[str, int]] = {}
         #: enclosing loops: [id, names counting distinct iterations, seq the pass started at]
         self._loops: list[_LoopFrame] = []
+        #: per arm being analysed: what it appended to containers (container, element)
+        self._arm_appends: list[list[tuple[Value, Value]]] = []
         #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
         self._subscript_of: dict[int, cst.Subscript] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
@@ -194,16 +199,8 @@ class AnalyzerBase:
         self.globals: dict[str, list[Value]] = {}
         self._seq = itertools.count(1)
         self._scope: _Scope | None = None
-        #: reading for metadata only (``x.shape``, ``x is None``, a store's target): no read
-        self._meta = Mode()
-        #: enclosing loops, for the two-pass limit
-        self._loop_depth = Mode()
+        self._start_modes()
         self._path: list[tuple[int, int]] = []
-        #: the next name read is the base of a subscript with a non-constant index; the read
-        #: takes (and clears) it, so only that base counts as indexed
-        self._indexing = Mode()
-        #: inside the arm of ``if inplace:`` (or a conditional expression on such a flag)
-        self._inplace_guard = Mode()
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
         self.call_modes: dict[str, set[bool]] = {}
@@ -242,6 +239,18 @@ class AnalyzerBase:
         self._inlinable_: dict[int, int | None] = {}
         #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)
         self._inline_budget = 0
+
+    def _start_modes(self) -> None:
+        """The interpreter's modes, all off."""
+        #: reading for metadata only (``x.shape``, ``x is None``, a store's target): no read
+        self._meta = Mode()
+        #: enclosing loops, for the two-pass limit
+        self._loop_depth = Mode()
+        #: the next name read is the base of a subscript with a non-constant index; the read
+        #: takes (and clears) it, so only that base counts as indexed
+        self._indexing = Mode()
+        #: inside the arm of ``if inplace:`` (or a conditional expression on such a flag)
+        self._inplace_guard = Mode()
 
     @property
     def scope(self) -> _Scope:

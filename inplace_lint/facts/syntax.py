@@ -138,6 +138,16 @@ def _string_key(node: cst.Subscript) -> str | None:
     return None
 
 
+def leaves_iteration(body: Sequence[cst.CSTNode]) -> bool:
+    """The block ends in ``continue`` or ``break``: nothing after it runs in this iteration."""
+    last = body[-1] if body else None
+    return (
+        isinstance(last, cst.SimpleStatementLine)
+        and bool(last.body)
+        and isinstance(last.body[-1], cst.Continue | cst.Break)
+    )
+
+
 def _terminates(body: Sequence[cst.CSTNode]) -> bool:
     """The block always ends in ``return`` or ``raise``."""
     if not body:
