@@ -19,23 +19,19 @@ Limits: only sites in the subject's own source, which runs from its text (a scri
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from inplace_lint.checks import code_for_evidence
-from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error
+from inplace_lint.dynamic.discover import code_for_error, inplace_error
 from inplace_lint.dynamic.passa import Hit
-from inplace_lint.dynamic.report import Confirmed
-from inplace_lint.dynamic.runner import Outcome, Subject, _describe, _twin, run
-from inplace_lint.dynamic.sites import Site, traceback_sites
+from inplace_lint.dynamic.report import Confirm, Confirmed, confirm_hit
+from inplace_lint.dynamic.runner import Outcome, Subject, _describe, flippable, run
+from inplace_lint.dynamic.sites import traceback_sites
 from inplace_lint.dynamic.written import written_at
 
 __all__ = ["ROUNDS", "past_raising_sites"]
 
 #: The most further raising sites looked for, one run each.
 ROUNDS = 12
-
-Confirm = Callable[[Site, str, str, str, str], bool]
 
 
 def past_raising_sites(
@@ -59,9 +55,7 @@ def past_raising_sites(
             return
         outcome = _without(subject, path, source, found)
         error = outcome.error
-        if error is None or not isinstance(error, RuntimeError):
-            return
-        if not INPLACE_ERROR.search(str(error)):
+        if error is None or not inplace_error(error):
             return
         shown = ", ".join(str(n) for n in sorted(found))
         tail = f" (with line(s) {shown} out of the way, so the run gets this far)"
@@ -78,7 +72,7 @@ def _without(subject: Subject, path: str, source: str, found: dict[int, bool]) -
     """One run with pass A, each site in ``found`` put out of the way."""
     guard = frozenset(line for line, leaf in found.items() if leaf)
     rest = [line for line, leaf in found.items() if not leaf]
-    flips = frozenset(n for n in rest if _twin(source, frozenset({n})) != source)
+    flips = frozenset(n for n in rest if flippable(source, n))
     skip = frozenset(rest) - flips
     first = (path, min(flips)) if flips else None
     return run(subject, flip=first, also=flips, guard=guard, skip=skip, detect=True)
@@ -100,17 +94,11 @@ class _Past:
         for hit in hits:
             if hit.kind != "raises":
                 continue
-            code = code_for_evidence("function-write" if hit.write.in_backward else "raises")
             own = [s for s in hit.sites if s.path == self.path]
             sites = [s for s in own if s.line not in self.found]
             if not sites or len(sites) < len(own):
                 continue  # a site of this hit was found already: the same hazard
-            evidence = hit.evidence() + self.tail
-            matched = False
-            for site in sites:
-                matched = self.confirm(site, code, evidence, "raises", "pass A") or matched
-            if not matched:
-                self.extra.append(Confirmed(sites[0], code, evidence, "raises", "pass A"))
+            confirm_hit(hit, self.confirm, self.extra, sites, self.tail)
             new.update((site.line, False) for site in sites)
         return new
 

@@ -10,13 +10,12 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from inplace_lint.checks import code_for_evidence
 from inplace_lint.dynamic.chain import past_raising_sites
 from inplace_lint.dynamic.device import on_device
-from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error, discover
+from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error, discover, inplace_error
 from inplace_lint.dynamic.fxroute import FxRoute, prepare
 from inplace_lint.dynamic.limits import deadline
-from inplace_lint.dynamic.passa import VERSION_ERROR, Hit
+from inplace_lint.dynamic.passa import VERSION_ERROR
 from inplace_lint.dynamic.reference import Difference, Reference, judge_twin, measure
 from inplace_lint.dynamic.report import (
     CONFIRMED,
@@ -26,6 +25,7 @@ from inplace_lint.dynamic.report import (
     Confirmed,
     Report,
     Status,
+    confirm_hit,
 )
 from inplace_lint.dynamic.runner import BadInput, Outcome, Subject, _describe, run
 from inplace_lint.dynamic.sites import Site, traceback_sites
@@ -112,7 +112,7 @@ def _check(
         return bool(matches)
 
     for hit in base.hits:
-        _confirm_hit(hit, confirm, extra)
+        confirm_hit(hit, confirm, extra)
 
     explained = any(h.kind == "raises" for h in base.hits)
     error = base.error
@@ -123,7 +123,7 @@ def _check(
     if error is not None and not explained:
         message = _describe(error)
         where = traceback_sites(error.__traceback__)
-        inplace = isinstance(error, RuntimeError) and bool(INPLACE_ERROR.search(str(error)))
+        inplace = inplace_error(error)
         evidence = f"the run raises {message}"
         if inplace and where and confirm(where[0], "", evidence, "raises", "autograd error"):
             explained = True
@@ -187,19 +187,6 @@ def _nothing_to_compare(subject: Subject) -> str:
             "returns the tensors (or (model, inputs))"
         )
     return "ran; nothing to compare: the run returned no tensors"
-
-
-def _confirm_hit(hit: Hit, confirm: object, extra: list[Confirmed]) -> None:
-    assert callable(confirm)
-    if hit.write.in_backward:
-        code = code_for_evidence("function-write")
-    else:
-        code = code_for_evidence("raises" if hit.kind == "raises" else "silent")
-    matched = False
-    for site in hit.sites:
-        matched = confirm(site, code, hit.evidence(), hit.kind, "pass A") or matched
-    if not matched and hit.sites:
-        extra.append(Confirmed(hit.sites[0], code, hit.evidence(), hit.kind, "pass A"))
 
 
 def _twins(
@@ -335,13 +322,13 @@ def _discover(
     if path is None:
         return []
     confirmed, extra = known
-    judged = {c.site.line for c in (*confirmed.values(), *extra) if c.site.path == path}
+    done = {c.site.line for c in (*confirmed.values(), *extra) if c.site.path == path}
+    judged = set(done)
     for finding in index.findings:
         if index.absolute[id(finding)] == path:
             judged.update(index.lines(finding))
     shared.phase("flipping the in-place statements no finding covers")
     enabled = enabled_codes(path, codes)
-    done = {c.site.line for c in (*confirmed.values(), *extra) if c.site.path == path}
     found = discover(subject, base, shared.reference, judged, done)
     found = [c for c in found if c.code in enabled]
     extra.extend(found)

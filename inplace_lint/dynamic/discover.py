@@ -40,13 +40,13 @@ import torch
 from inplace_lint.checks import code_for_evidence
 from inplace_lint.dynamic.reference import Reference, judge_twin
 from inplace_lint.dynamic.report import Confirmed
-from inplace_lint.dynamic.runner import Outcome, Subject, _describe, _twin, run
+from inplace_lint.dynamic.runner import Outcome, Subject, _describe, flippable, run
 from inplace_lint.dynamic.sites import Site
 from inplace_lint.dynamic.twin import out_of_place_twin
 from inplace_lint.dynamic.writefacts import WriteFacts, recording
 from inplace_lint.dynamic.written import statement_spans, written_at
 
-__all__ = ["INPLACE_ERROR", "RUNS", "code_for_error", "discover"]
+__all__ = ["INPLACE_ERROR", "RUNS", "code_for_error", "discover", "inplace_error"]
 
 #: The most twin runs pass C makes for one subject.
 RUNS = 40
@@ -69,13 +69,15 @@ def code_for_error(message: str) -> str:
     return code_for_evidence("autograd-error")
 
 
-def candidate_lines(source: str, executed: set[int], judged: set[int]) -> list[int]:
+def candidate_lines(
+    source: str, spans: dict[int, tuple[int, int]], executed: set[int], judged: set[int]
+) -> list[int]:
     """Lines of in-place statements in ``source`` that ran and that no static finding covers:
-    each line the whole-file twin rewrites, one per statement."""
+    each line the whole-file twin rewrites, one per statement (``spans``:
+    ``written.statement_spans``)."""
     before, after = source.splitlines(), out_of_place_twin(source).splitlines()
     if len(before) != len(after):
         return []
-    spans = statement_spans(ast.parse(source))
     found: list[int] = []
     seen: set[tuple[int, int]] = set()
     for number, (old, new) in enumerate(zip(before, after, strict=True), 1):
@@ -85,7 +87,7 @@ def candidate_lines(source: str, executed: set[int], judged: set[int]) -> list[i
         lines = set(range(span[0], span[1] + 1))
         if lines & judged or not lines & executed:
             continue
-        if _twin(source, frozenset({number})) != source:
+        if flippable(source, number):
             seen.add(span)
             found.append(number)
     return found
@@ -98,6 +100,7 @@ class _Search:
         self,
         subject: Subject,
         base: Outcome,
+        tree: ast.Module,
         reference: Reference | None,
         fixed: frozenset[int] = frozenset(),
     ) -> None:
@@ -105,7 +108,7 @@ class _Search:
         self.subject, self.base, self.reference = subject, base, reference
         self.fixed = fixed  # lines flipped in every run: the hazards already confirmed
         self.path: str = subject.path
-        self.tree = ast.parse(subject.source)  # type: ignore[attr-defined]
+        self.tree = tree
         self.runs = 0
         self.found: list[Confirmed] = []
 
@@ -155,7 +158,7 @@ class _Search:
         if len(self.found) == count:  # each half alone keeps it failing: several writes
             for line in lines:
                 back = self.twin([n for n in lines if n != line])
-                if back is not None and back.error is not None and _inplace(back.error):
+                if back is not None and back.error is not None and inplace_error(back.error):
                     self.confirm(line, "raises", self.fixed_by_twin(together=True))
 
     def fixed_by_twin(self, together: bool = False) -> str:
@@ -198,7 +201,8 @@ def _argument(text_says: bool, facts: WriteFacts | None, line: int) -> bool:
     return line in facts.argument and line not in facts.overlap
 
 
-def _inplace(error: BaseException) -> bool:
+def inplace_error(error: BaseException) -> bool:
+    """Whether ``error`` is an autograd error that an in-place operation causes."""
     return isinstance(error, RuntimeError) and bool(INPLACE_ERROR.search(str(error)))
 
 
@@ -219,35 +223,37 @@ def discover(
     path = subject.path
     if path is None or not hasattr(subject, "source"):
         return []
+    source: str = subject.source  # type: ignore[attr-defined]
     executed = {line for where, line in base.lines if where == path}
     try:
-        lines = candidate_lines(subject.source, executed, judged)
+        tree = ast.parse(source)
+        spans = statement_spans(tree)
+        lines = candidate_lines(source, spans, executed, judged)
     except (SyntaxError, ValueError):
         return []
     if torch.get_default_device().type == "cuda":  # another kernel, another random mask
-        tree = ast.parse(subject.source)  # type: ignore[attr-defined]
         lines = [n for n in lines if not written_at(tree, n).random_flag]
     if not lines:
         return []
     if base.error is not None:
-        if not _inplace(base.error):
+        if not inplace_error(base.error):
             return []
-        search = _Search(subject, base, None)
+        search = _Search(subject, base, tree, None)
         search.raising(lines)
         return search.named(None)
-    flips = frozenset(n for n in fixed if _twin(subject.source, frozenset({n})) != subject.source)
+    flips = frozenset(n for n in fixed if flippable(source, n))
     known = _fixed_reference(subject, path, flips) if flips else reference()
     if known is None or not base.values:
         return []
-    search = _Search(subject, base, known, flips)
+    search = _Search(subject, base, tree, known, flips)
     search.silent(lines)
     if not search.found:
         return []
-    tree = ast.parse(subject.source)  # type: ignore[attr-defined]
     # an ``inplace=True`` module writes when it runs, not where it is built (whose line
     # writes the new module's parameters); it writes activations, in a graph
     flags = {c.site.line for c in search.found if written_at(tree, c.site.line).module_flag}
-    facts = _watch(subject, path, [c.site.line for c in search.found if c.site.line not in flags])
+    asked = [c.site.line for c in search.found if c.site.line not in flags]
+    facts = _watch(subject, path, spans, asked)
     kept = flags | ((facts.graph | facts.overlap) - facts.state)
     return [c for c in search.named(facts) if c.site.line in kept]
 
@@ -261,9 +267,10 @@ def _fixed_reference(subject: Subject, path: str, lines: frozenset[int]) -> Refe
     return Reference([r.values for r in runs], runs[0].rng)
 
 
-def _watch(subject: Subject, path: str, lines: list[int]) -> WriteFacts:
+def _watch(
+    subject: Subject, path: str, spans: dict[int, tuple[int, int]], lines: list[int]
+) -> WriteFacts:
     """What the writes at ``lines`` did (``writefacts``), by one more run."""
-    spans = statement_spans(ast.parse(subject.source))  # type: ignore[attr-defined]
     asked: dict[int, int] = {}
     for line in lines:
         first, last = spans.get(line, (line, line))

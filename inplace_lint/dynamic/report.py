@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from inplace_lint.checks import code_for_evidence
 from inplace_lint.dynamic.sites import Site
 from inplace_lint.finding import Finding
+
+if TYPE_CHECKING:
+    from inplace_lint.dynamic.passa import Hit
+
+#: Confirms the static findings at a site (site, code, evidence, kind, how); False for none.
+Confirm = Callable[[Site, str, str, str, str], bool]
 
 __all__ = [
     "CONFIRMED",
@@ -99,3 +108,26 @@ def _display(path: str) -> str:
     except ValueError:
         return path
     return path if relative.startswith(".." + os.sep) else relative
+
+
+def confirm_hit(
+    hit: Hit,
+    confirm: Confirm,
+    extra: list[Confirmed],
+    sites: Sequence[Site] | None = None,
+    tail: str = "",
+) -> None:
+    """Confirm pass A's ``hit`` at its ``sites`` (default: all of them), matching the static
+    findings there; where none is, the first site goes to ``extra``. ``tail`` is added to the
+    evidence."""
+    sites = hit.sites if sites is None else sites
+    if hit.write.in_backward:
+        code = code_for_evidence("function-write")
+    else:
+        code = code_for_evidence("raises" if hit.kind == "raises" else "silent")
+    evidence = hit.evidence() + tail
+    matched = False
+    for site in sites:
+        matched = confirm(site, code, evidence, hit.kind, "pass A") or matched
+    if not matched and sites:
+        extra.append(Confirmed(sites[0], code, evidence, hit.kind, "pass A"))

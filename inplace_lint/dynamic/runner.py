@@ -649,19 +649,38 @@ def no_grad_lines(source: str, lines: frozenset[int]) -> str:
     """``source`` with the simple statements that start on ``lines`` run under
     ``torch.no_grad()``, on the same line (``with ...: statement``), so line numbers stay.
     Lines where that would not compile are left as they are."""
-    text = source.splitlines(keepends=True)
     prefix = 'with __import__("torch").no_grad(): '
+    return _rewrite_lines(source, lines, lambda body: prefix + body)
+
+
+def skip_lines(source: str, lines: frozenset[int]) -> str:
+    """``source`` with the one-line simple statements on ``lines`` replaced by ``pass`` (line
+    numbers kept); a line where that would not compile is left as it is."""
+    return _rewrite_lines(
+        source, lines, lambda body: "pass" + ("\n" if body.endswith("\n") else "")
+    )
+
+
+def _rewrite_lines(source: str, lines: frozenset[int], rewrite: Callable[[str], str]) -> str:
+    """``source`` with each of ``lines`` (its text after the indentation) rewritten, one line
+    at a time; a rewrite after which the source no longer compiles is undone."""
+    text = source.splitlines(keepends=True)
     for line in sorted(lines):
         if not 1 <= line <= len(text):
             continue
         old = text[line - 1]
         body = old.lstrip(" \t")
-        text[line - 1] = old[: len(old) - len(body)] + prefix + body
+        text[line - 1] = old[: len(old) - len(body)] + rewrite(body)
         try:
-            compile("".join(text), "<guarded>", "exec")
+            compile("".join(text), "<rewritten>", "exec")
         except SyntaxError:
             text[line - 1] = old
     return "".join(text)
+
+
+def flippable(source: str, line: int) -> bool:
+    """Whether the out-of-place twin of ``source`` at ``line`` changes anything."""
+    return _twin(source, frozenset({line})) != source
 
 
 def rng_state() -> bytes:
@@ -673,24 +692,6 @@ def rng_state() -> bytes:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         states.extend(torch.cuda.get_rng_state_all())
     return b"".join(bytes(state.tolist()) for state in states)  # uint8; numpy may be absent
-
-
-def skip_lines(source: str, lines: frozenset[int]) -> str:
-    """``source`` with the one-line simple statements on ``lines`` replaced by ``pass`` (line
-    numbers kept); a line where that would not compile is left as it is."""
-    text = source.splitlines(keepends=True)
-    for line in sorted(lines):
-        if not 1 <= line <= len(text):
-            continue
-        old = text[line - 1]
-        body = old.lstrip(" \t")
-        newline = "\n" if old.endswith("\n") else ""
-        text[line - 1] = old[: len(old) - len(body)] + "pass" + newline
-        try:
-            compile("".join(text), "<skipped>", "exec")
-        except SyntaxError:
-            text[line - 1] = old
-    return "".join(text)
 
 
 def _remove_path(folder: str) -> None:
