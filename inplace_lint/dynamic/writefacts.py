@@ -19,8 +19,8 @@ buffers, a mask a helper fills for its caller. One run records, for each line as
   with (``sys.setprofile`` notes them at each call of the subject's functions);
 - ``backward``: the write ran while autograd ran a custom ``backward``.
 
-Storages are compared by address; a taint lives as long as its storage, so a freed address
-that a new tensor reuses is not tainted.
+Storages are compared as pass A compares them (``passa._storage_key``); a taint lives as long
+as its storage, so a freed storage's key that a new one reuses is not tainted.
 """
 
 from __future__ import annotations
@@ -38,16 +38,15 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from inplace_lint.dynamic import sites
-from inplace_lint.dynamic.passa import ModuleSites, _span, _written, track_modules
+from inplace_lint.dynamic.passa import (
+    ModuleSites,
+    _span,
+    _storage_key,
+    _written,
+    track_modules,
+)
 
 __all__ = ["WriteFacts", "recording"]
-
-
-def _address(tensor: torch.Tensor) -> int | None:
-    try:
-        return int(tensor.untyped_storage().data_ptr())
-    except (RuntimeError, NotImplementedError):
-        return None
 
 
 class WriteFacts(TorchDispatchMode):
@@ -102,7 +101,7 @@ class WriteFacts(TorchDispatchMode):
         return out
 
     def _taint(self, tensor: torch.Tensor, lines: set[int]) -> None:
-        address = _address(tensor)
+        address = _storage_key(tensor)
         if address is None:
             return
         entry = self.tainted.get(address)
@@ -116,7 +115,7 @@ class WriteFacts(TorchDispatchMode):
         reuses is not tainted."""
         found: set[int] = set()
         for value in inputs:
-            address = _address(value)
+            address = _storage_key(value)
             entry = self.tainted.get(address) if address is not None else None
             if entry is None:
                 continue
@@ -137,7 +136,7 @@ class WriteFacts(TorchDispatchMode):
         if line is None:
             return set()
         entry = self.entries.get(id(frame))
-        if entry and any(_address(t) in entry for t in written):
+        if entry and any(_storage_key(t) in entry for t in written):
             self.argument.add(line)
         if in_backward:
             self.backward.add(line)
@@ -150,14 +149,14 @@ class WriteFacts(TorchDispatchMode):
         return {line}
 
     def _note(self, found: set[int], tensor: torch.Tensor) -> None:
-        address = _address(tensor)
+        address = _storage_key(tensor)
         if address is not None:
             found.add(address)
 
     def _is_state(self, tensor: torch.Tensor) -> bool:
         if tensor.requires_grad and tensor.is_leaf:
             return True
-        address = _address(tensor)
+        address = _storage_key(tensor)
         return address is not None and (address in self.leaves or address in self._model())
 
     def _model(self) -> set[int]:
@@ -178,9 +177,9 @@ def _overlapping(written: list[torch.Tensor], inputs: list[torch.Tensor]) -> boo
     """Whether an input of the op, other than a written tensor itself, addresses bytes of
     the memory a written tensor covers."""
     for tensor in written:
-        address, span = _address(tensor), _span(tensor)
+        address, span = _storage_key(tensor), _span(tensor)
         for value in inputs:
-            if value is tensor or address is None or _address(value) != address:
+            if value is tensor or address is None or _storage_key(value) != address:
                 continue
             other = _span(value)
             if other[0] < span[1] and span[0] < other[1]:
@@ -198,7 +197,7 @@ def _argument_addresses(frame: FrameType) -> set[int]:
     found: set[int] = set()
     for name in code.co_varnames[:count]:
         for item in _tensors(local.get(name), 2):
-            address = _address(item)
+            address = _storage_key(item)
             if address is not None:
                 found.add(address)
     return found
