@@ -36,6 +36,7 @@ from inplace_lint.facts.syntax import (
 )
 from inplace_lint.facts.walk import (
     nested_scope,
+    own_nodes,
     walk,
 )
 
@@ -522,16 +523,14 @@ class Calls(AnalyzerBase):
         forward = cls.methods.get("forward") if cls is not None else None
         if forward is None:
             return None
-        sizes = {
-            len(node.value.elements) if isinstance(node.value, cst.Tuple) else -1
-            for node in walk(forward.body, skip=nested_scope)
-            if isinstance(node, cst.Return) and node.value is not None
-        }
-        if len(sizes) != 1 or -1 in sizes:
+        returns = [n for n in own_nodes(forward) if isinstance(n, cst.Return)]
+        values = [r.value for r in returns if r.value is not None]
+        if not values or not all(isinstance(v, cst.Tuple) for v in values):
             return None
-        if any(isinstance(e, cst.StarredElement) for e in _returned_elements(forward)):
-            return None
-        return sizes.pop()
+        tuples = [v for v in values if isinstance(v, cst.Tuple)]
+        sizes = {len(t.elements) for t in tuples}
+        starred = any(isinstance(e, cst.StarredElement) for t in tuples for e in t.elements)
+        return sizes.pop() if len(sizes) == 1 and not starred else None
 
     def _returns_record(self, class_name: str) -> bool:
         """The same-file module's forward returns a tuple, dict or ``...Output(...)``."""
@@ -660,12 +659,3 @@ def _shadowed(name: str, env: dict[str, list[Value]]) -> bool:
 def may_load(args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
     """Whether a ``load_state_dict`` call's argument may be a state dict (not a path)."""
     return bool(args) and not isinstance(args[0][1].value, cst.SimpleString)
-
-
-def _returned_elements(forward: cst.FunctionDef) -> list[cst.BaseElement]:
-    return [
-        element
-        for node in walk(forward.body, skip=nested_scope)
-        if isinstance(node, cst.Return) and isinstance(node.value, cst.Tuple)
-        for element in node.value.elements
-    ]

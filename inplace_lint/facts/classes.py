@@ -10,7 +10,7 @@ import libcst as cst
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
-from inplace_lint.facts.walk import is_expression, walk
+from inplace_lint.facts.walk import is_expression, own_nodes, walk
 
 MODULE_BASES = ("torch.nn.Module",)
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
@@ -155,11 +155,7 @@ class ModuleResolver:
         self._built[name] = None  # a builder that calls itself builds nothing known
         if func is None:
             return None
-        returns = [
-            n.value
-            for n in walk(func.body, skip=lambda n: isinstance(n, cst.FunctionDef | cst.Lambda))
-            if isinstance(n, cst.Return)
-        ]
+        returns = [n.value for n in own_nodes(func) if isinstance(n, cst.Return)]
         if not returns or any(value is None for value in returns):
             return None
         specs = [self.spec(value, param_defaults(func)) for value in returns if value is not None]
