@@ -73,6 +73,15 @@ Run 6 used the same options with its own files (``bench/untuned_projects_6.json`
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_6.json \
         --dest bench/.untuned/run6 --saved --verdicts bench/untuned_verdicts_6.json \
         --projects-table --per-code --list --markdown
+
+Run 7 used the same options with its own files (``bench/untuned_projects_7.json``,
+``bench/.untuned/run7``, ``--linter /work/base27``, ``bench/untuned_verdicts_7.json``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_7.json \
+        --dest bench/.untuned/run7 --linter /work/base27
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_7.json \
+        --dest bench/.untuned/run7 --saved --verdicts bench/untuned_verdicts_7.json \
+        --projects-table --per-code --list --markdown
 """
 
 from __future__ import annotations
