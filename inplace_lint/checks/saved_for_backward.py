@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from inplace_lint.checks.base import LineOf, RawFinding, Rule
 from inplace_lint.facts.events import Facts
-from inplace_lint.facts.model import ModuleSpec
+from inplace_lint.facts.hooks import HOOK_VIEW
+from inplace_lint.facts.model import ModuleSpec, Write
 from inplace_lint.facts.syntax import short_name
 
 
@@ -57,6 +58,9 @@ def _multi_view_writes(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
             continue
         seen.add(id(write.node))
         target = f"`{write.name or write.target}`" if write.target else "a tensor"
+        if event.op == HOOK_VIEW:
+            yield _hooked_write(facts, write, target)
+            continue
         message = (
             f"{write.what} writes {target} in place, one of the views `{event.op}` returned; "
             "with grad on, torch raises 'is a view and is being modified inplace ... Such "
@@ -65,33 +69,83 @@ def _multi_view_writes(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
         yield RawFinding("IPL001", write.node, write.stmt, message, write.related)
 
 
+def _hooked_write(facts: Facts, write: Write, target: str) -> RawFinding:
+    """A write to a view ``BackwardHookFunction`` made of a hooked module's input or output."""
+    hooks = facts.backward_hooks.covers
+    message = (
+        f"{write.what} writes {target} in place, a module's output or input that a full "
+        "backward hook (line ",
+        LineOf(hooks[0].node) if hooks else "?",
+        ") passes through BackwardHookFunction; torch raises 'Output 0 of "
+        "BackwardHookFunction is a view and is being modified inplace'",
+    )
+    related = list(write.related)
+    if hooks:
+        related.append((hooks[0].node, "the full backward hook is registered here"))
+    return RawFinding("IPL001", write.node, write.stmt, message, tuple(related))
+
+
 def _sequential_chains(facts: Facts) -> Iterator[RawFinding]:
     """``nn.Sequential(..., <saves its output>, <in place>, ...)``, where the Sequential is
     called with grad on somewhere (or its calls are not seen)."""
     for built in facts.sequentials:
         if True not in facts.sequential_calls.get(id(built.node), {True}):
             continue
+        pairs = list(built.pairs)
         previous: ModuleSpec | None = None
         for element in built.spec.elements or ():
             if element.is_view:
                 continue
-            if (
-                previous is not None
-                and previous.saves_result
-                and element.inplace
-                and element.node is not None
-                and previous.node is not None
-            ):
-                previous_name = short_name(previous.qualname or "module")
-                message = (
-                    f"{short_name(element.qualname or 'module')}(inplace=True) overwrites the "
-                    f"output that {previous_name} saved for backward (line ",
-                    LineOf(previous.node),
-                    "); backward will fail",
-                )
-                related = ((previous.node, f"{previous_name} saves its output here"),)
-                yield RawFinding("IPL001", element.node, None, message, related)
+            if previous is not None:
+                pairs.append((previous, element))
             previous = element
+        for previous, element in pairs:
+            found = _hooked_chain(facts, previous, element) or _saved_chain(previous, element)
+            if found is not None:
+                yield found
+
+
+def _saved_chain(previous: ModuleSpec, element: ModuleSpec) -> RawFinding | None:
+    """An in-place member right after one that saves its output for backward."""
+    if not (
+        previous.saves_result
+        and element.inplace
+        and element.node is not None
+        and previous.node is not None
+    ):
+        return None
+    previous_name = short_name(previous.qualname or "module")
+    message = (
+        f"{short_name(element.qualname or 'module')}(inplace=True) overwrites the "
+        f"output that {previous_name} saved for backward (line ",
+        LineOf(previous.node),
+        "); backward will fail",
+    )
+    related = ((previous.node, f"{previous_name} saves its output here"),)
+    return RawFinding("IPL001", element.node, None, message, related)
+
+
+def _hooked_chain(facts: Facts, previous: ModuleSpec, element: ModuleSpec) -> RawFinding | None:
+    """An in-place member after another member, where a full backward hook reaches either:
+    it writes the view ``BackwardHookFunction`` returned."""
+    if previous.node is None or not element.inplace or element.node is None:
+        return None
+    hooks = facts.backward_hooks
+    registration = hooks.covering(previous) or hooks.covering(element)
+    if registration is None:
+        return None
+    name = short_name(element.qualname or "module")
+    message = (
+        f"{name}(inplace=True) writes in place the output of "
+        f"{short_name(previous.qualname or 'module')} (line ",
+        LineOf(previous.node),
+        "), which a full backward hook (line ",
+        LineOf(registration),
+        ") passes through BackwardHookFunction; torch raises 'Output 0 of BackwardHookFunction "
+        "is a view and is being modified inplace'",
+    )
+    related = ((registration, "the full backward hook is registered here"),)
+    return RawFinding("IPL001", element.node, None, message, related)
 
 
 RULE = Rule(

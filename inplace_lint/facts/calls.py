@@ -15,7 +15,17 @@ from inplace_lint.facts.heuristics import (
     _model_matches,
     _optimizer_hint,
 )
-from inplace_lint.facts.model import FLOW, Group, Kind, ModuleSpec, Value, new_value, next_id
+from inplace_lint.facts.hooks import HOOK_VIEW
+from inplace_lint.facts.model import (
+    FLOW,
+    Group,
+    Kind,
+    ModuleSpec,
+    Value,
+    Write,
+    new_value,
+    next_id,
+)
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _METADATA_CALLS,
@@ -586,26 +596,14 @@ class Calls(AnalyzerBase):
         if spec.is_view:
             return tensors or [self._unknown(inputs=inputs)]
         self._use(inputs)
+        lead = next((m for m in spec.leads if m.inplace), None) if spec.elements is None else None
+        if lead is not None and tensors:
+            # ``nn.Sequential(*rep)`` whose grown list may start with ``nn.ReLU(inplace=True)``
+            self._inplace_module(lead, tensors, inputs, node, callee)
         if spec.qualname in _RENORM_LOOKUPS and isinstance(spec.node, cst.Call):
             self._renorm_lookup(spec.node, spec.qualname, [owner], node, callee, f"{callee}.weight")
         if spec.inplace and tensors:
-            kind = short_name(spec.qualname) if spec.qualname else "module"
-            related: tuple[tuple[cst.CSTNode, str], ...] = ()
-            if spec.node is not None:
-                related = ((spec.node, f"{kind} {CONSTRUCTION_NOTE}"),)
-            write = self._write(
-                tensors,
-                node,
-                f"`{callee}` ({kind}(inplace=True))",
-                extra=[v for v in inputs if v not in tensors],
-                target_node=node.args[0].value if node.args else node,
-                related=related,
-            )
-            if write is not None:
-                self._inplace_results[id(node)] = write
-                if spec.saves_result and self._grad_of(tensors) == 2:
-                    for value in tensors:
-                        self._save(value, kind, node, "result", tensors)
+            self._inplace_module(spec, tensors, inputs, node, callee)
             return tensors
         result = self._unknown(inputs=inputs, sure=True)
         result.grad = (
@@ -615,15 +613,16 @@ class Calls(AnalyzerBase):
         )
         if self.scope.no_grad or result.grad < 2:
             return [result]
+        self._hooked_result(spec, result)
         label = short_name(spec.qualname) if spec.qualname else callee
         if spec.saves_input:
             for value in tensors:
                 self._save(value, label, node, "input", [result])
         if spec.saves_result:
             self._save(result, label, node, "result", [result])
-        saved_by = self.forward_saves_output.get(spec.user_class or "")
-        if saved_by is not None:
-            op = f"{saved_by} in {spec.user_class}.forward"
+        saved_by = [(self.forward_saves_output.get(c), c) for c in spec.classes]
+        if saved_by and all(op for op, _ in saved_by):  # every class it may be saves it
+            op = f"{saved_by[0][0]} in {saved_by[0][1]}.forward"
             self._save(result, op, node, "result", [result])
         if spec.has_parameters:
             record = ledger.save(
@@ -636,6 +635,49 @@ class Calls(AnalyzerBase):
             )
             result.hist.add(record)
         return [result]
+
+    def _inplace_module(
+        self,
+        spec: ModuleSpec,
+        tensors: list[Value],
+        inputs: list[Value],
+        node: cst.Call,
+        callee: str,
+    ) -> None:
+        """An in-place module called on ``tensors``: the write, and what the module saves."""
+        kind = short_name(spec.qualname) if spec.qualname else "module"
+        related: tuple[tuple[cst.CSTNode, str], ...] = ()
+        if spec.node is not None:
+            related = ((spec.node, f"{kind} {CONSTRUCTION_NOTE}"),)
+        write = self._write(
+            tensors,
+            node,
+            f"`{callee}` ({kind}(inplace=True))",
+            extra=[v for v in inputs if v not in tensors],
+            target_node=node.args[0].value if node.args else node,
+            related=related,
+        )
+        if write is None:
+            return
+        self._inplace_results[id(node)] = write
+        self._hooked_write(spec, write, tensors)
+        if spec.saves_result and self._grad_of(tensors) == 2:
+            for value in tensors:
+                self._save(value, kind, node, "result", tensors)
+
+    def _hooked_result(self, spec: ModuleSpec, result: Value) -> None:
+        """A module a full backward hook reaches returns its output through
+        ``BackwardHookFunction``: a view autograd refuses to let anyone write in place."""
+        if self.backward_hooks.covering(spec) is not None:
+            result.multi_view = HOOK_VIEW
+
+    def _hooked_write(self, spec: ModuleSpec, write: Write, tensors: list[Value]) -> None:
+        """An in-place module that carries a full backward hook writes the view the hook
+        made of its input (when that input requires grad): autograd refuses it at once."""
+        if self.scope.no_grad or self._grad_of(tensors) != 2:
+            return
+        if self.backward_hooks.covering(spec) is not None:
+            self.facts.multi_view_writes.append(ev.MultiViewWrite(write, HOOK_VIEW))
 
     def _checkpoint_call(self, node: cst.Call) -> list[Value]:
         if node.args:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -75,6 +75,9 @@ class ModuleResolver:
         #: module-level functions of the file, by name: those that return a module build one
         self.functions = functions or {}
         self._built: dict[str, ModuleSpec | None] = {}
+        #: for a call, the leading items of the lists its function grows (set by the
+        #: analyzer: ``grown_lists`` sits above this module)
+        self.leads_of: Callable[[cst.Call], dict[str, tuple[cst.BaseExpression, ...]]] | None = None
 
     def spec(
         self,
@@ -121,7 +124,8 @@ class ModuleResolver:
             return None
         if qualname in _CONTAINERS:
             elements = self._elements(expr, lists or {}, held or {}, defaults)
-            return ModuleSpec(qualname=qualname, node=expr, elements=elements)
+            leads = self._leads(expr, held or {}, defaults) if elements is None else ()
+            return ModuleSpec(qualname=qualname, node=expr, elements=elements, leads=leads)
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
@@ -144,6 +148,28 @@ class ModuleResolver:
             saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
             has_parameters=info.has_parameters,
         )
+
+    def _leads(
+        self,
+        call: cst.Call,
+        held: dict[str, ModuleSpec],
+        defaults: dict[str, cst.BaseExpression] | None,
+    ) -> tuple[ModuleSpec, ...]:
+        """``nn.Sequential(*layers)`` over a list its function grows: the members that may
+        run first (``grown_lists.grown_leads``, through ``leads_of``)."""
+        if self.leads_of is None or not call.args or call.args[0].star != "*":
+            return ()
+        name = call.args[0].value
+        if not isinstance(name, cst.Name):
+            return ()
+        found: list[ModuleSpec] = []
+        for member in self.leads_of(call).get(name.value, ()):
+            dotted = dotted_name(member)
+            attr = dotted[5:] if dotted is not None and dotted.startswith("self.") else None
+            spec = held.get(attr) if attr is not None else self.spec(member, defaults)
+            if spec is not None:
+                found.append(spec)
+        return tuple(found)
 
     def built_by(self, name: str) -> ModuleSpec | None:
         """The module a same-file builder function returns (``def mlp(sizes): ...; return
@@ -372,17 +398,23 @@ def collect_classes(
     return found
 
 
-def collect_attributes(facts: ClassFacts, resolver: ModuleResolver) -> None:
-    """Fill ``facts.modules``/``parameters``/``buffers`` from ``self.x = ...`` in methods."""
+def collect_attributes(
+    facts: ClassFacts,
+    resolver: ModuleResolver,
+    lists_of: Callable[[cst.FunctionDef], dict[str, tuple[cst.BaseExpression, ...]]] | None = None,
+) -> None:
+    """Fill ``facts.modules``/``parameters``/``buffers`` from ``self.x = ...`` in methods;
+    ``lists_of``: a method's fixed literal lists (``fixed_lists``), for ``*layers``."""
     for method in facts.methods.values():
         defaults = param_defaults(method)
         statements = _assignments(method)
+        named = (defaults, (lists_of(method) or None) if lists_of is not None else None)
         for stmt in statements:
             if isinstance(stmt, cst.Assign):
                 for target in stmt.targets:
-                    _record(facts, resolver, target.target, stmt.value, defaults, statements)
+                    _record(facts, resolver, target.target, stmt.value, named, statements)
             elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
-                _record(facts, resolver, stmt.target, stmt.value, defaults, statements)
+                _record(facts, resolver, stmt.target, stmt.value, named, statements)
             elif isinstance(stmt, cst.Call):
                 _record_register(facts, stmt)
                 _record_member(facts, resolver, stmt)
@@ -393,9 +425,12 @@ def _record(
     resolver: ModuleResolver,
     target: cst.BaseExpression,
     value: cst.BaseExpression,
-    defaults: dict[str, cst.BaseExpression],
+    named: tuple[dict[str, cst.BaseExpression], dict[str, tuple[cst.BaseExpression, ...]] | None],
     statements: list[cst.CSTNode],
 ) -> None:
+    """``self.attr = value``: what the attribute holds; ``named``: the method's parameter
+    defaults and its fixed literal lists (what ``*layers`` unpacks)."""
+    defaults, lists = named
     name = dotted_name(target)
     if name is None or not name.startswith("self.") or name.count(".") != 1:
         return
@@ -421,7 +456,7 @@ def _record(
                 members = tuple(sorted({*earlier.members, *members}))
             facts.modules[attr] = ModuleSpec(qualname=qualified, node=value, members=members)
             return
-    spec = resolver.spec(value, defaults, held=facts.modules)
+    spec = resolver.spec(value, defaults, lists=lists, held=facts.modules)
     if spec is None:
         callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
         if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():

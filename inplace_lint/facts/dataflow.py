@@ -30,6 +30,7 @@ from inplace_lint.facts.heuristics import (
     init_like_name,
     state_update_name,
 )
+from inplace_lint.facts.hooks import find_backward_hooks
 from inplace_lint.facts.inline import BUDGET, Inline
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind
@@ -67,6 +68,13 @@ class Analyzer(
         self._collect_functions()
         calls: list[cst.Call] = []
         self.call_modes = _call_modes(self.module, self.imports, calls, self._memo)
+        leaf_classes = frozenset(
+            n for n, c in self.classes.items() if c.is_module and not c.modules
+        )
+        self.backward_hooks = find_backward_hooks(
+            self.module, calls, self.imports, frozenset(self.classes), leaf_classes
+        )
+        self.facts.backward_hooks = self.backward_hooks
         self._summarize()
         self._note_sequentials(calls)
         module_ctx = Context(name="<module>", node=None)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inplace_lint.facts.hooks import BackwardHooks
 from inplace_lint.facts.model import ModuleSpec, SaveRecord, Write
 
 
@@ -117,10 +118,12 @@ class ClampCall:
 
 @dataclass(frozen=True, eq=False)
 class SequentialBuilt:
-    """An ``nn.Sequential(...)`` whose members the source lists (``spec.elements``)."""
+    """An ``nn.Sequential(...)`` whose members the source lists (``spec.elements``), or, for
+    one built from a list grown by appends, the pairs of members that may run in a row."""
 
     node: cst.Call
     spec: ModuleSpec
+    pairs: tuple[tuple[ModuleSpec, ModuleSpec], ...] = ()
 
 
 @dataclass
@@ -149,5 +152,7 @@ class Facts:
     passed_tensor: dict[tuple[str, int | str], bool] = field(default_factory=dict)
     #: (callee, position or keyword) where some same-file call passes a list, tuple or dict
     passed_container: set[tuple[str, int | str]] = field(default_factory=set)
+    #: the file's full backward hook registrations and the modules they reach
+    backward_hooks: BackwardHooks = field(default_factory=lambda: BackwardHooks([]))
     #: function names passed to torch.utils.checkpoint
     checkpointed: dict[str, cst.CSTNode] = field(default_factory=dict)

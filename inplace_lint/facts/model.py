@@ -110,6 +110,8 @@ class ModuleSpec:
     candidates: tuple[str, ...] = ()
     #: for nn.ModuleList/ModuleDict: the same-file module classes of its members
     members: tuple[str, ...] = ()
+    #: for an nn.Sequential over a list grown by appends: the members that may run first
+    leads: tuple[ModuleSpec, ...] = ()
 
     @property
     def classes(self) -> tuple[str, ...]:

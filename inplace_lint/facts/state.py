@@ -23,6 +23,9 @@ from inplace_lint.facts.classes import (
     collect_classes,
 )
 from inplace_lint.facts.effects import AttributeWrite, Effect
+from inplace_lint.facts.fixed_lists import fixed_lists
+from inplace_lint.facts.grown_lists import Pairs, grown_leads
+from inplace_lint.facts.hooks import BackwardHooks
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import (
@@ -44,6 +47,8 @@ from inplace_lint.facts.summaries import (
 )
 from inplace_lint.facts.walk import (
     is_expression,
+    nested_scope,
+    own_nodes,
     walk,
 )
 
@@ -86,6 +91,8 @@ class _Scope:
     #: ``state_dict()`` kept as a snapshot
     updates: list[_Pending] = field(default_factory=list)
     escapes: list[Value] = field(default_factory=list)
+    #: what the ``return`` statements give, as given (a list stays a list)
+    returned: list[Value] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
     #: saves that a backward point of this function reached, kept or not (retain_graph)
     differentiated: set[int] = field(default_factory=set)
@@ -191,9 +198,12 @@ class AnalyzerBase:
         #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
         self._subscript_of: dict[int, cst.Subscript] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
+        self._lists_by_call()
         for facts in self.classes.values():
-            collect_attributes(facts, self.resolver)
+            collect_attributes(facts, self.resolver, fixed_lists)
         self.facts = ev.Facts()
+        #: full backward hook registrations (filled by ``Analyzer.run``)
+        self.backward_hooks = BackwardHooks([])
         self.functions: dict[str, cst.FunctionDef] = {}
         self.class_values: dict[tuple[str, str], Value] = {}
         self.globals: dict[str, list[Value]] = {}
@@ -256,6 +266,32 @@ class AnalyzerBase:
     def scope(self) -> _Scope:
         assert self._scope is not None
         return self._scope
+
+    def _lists_by_call(self) -> None:
+        """What lists grown by appends hold, looked up by call: filled on first use."""
+        #: call id -> the pairs of items the lists of its function grow by (``grown_lists``)
+        self._grown: dict[int, Pairs] | None = None
+        #: call id -> the items that may lead those lists
+        self._leads: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] | None = None
+        self.resolver.leads_of = self._leads_of
+
+    def _leads_of(self, call: cst.Call) -> dict[str, tuple[cst.BaseExpression, ...]]:
+        """The leading items of the lists grown by appends in ``call``'s function (or the
+        module's top level), computed once per file on first use."""
+        if self._leads is None:
+            self._leads = {}
+            for func in [self.module, *self._defs]:
+                found = grown_leads(func)
+                if not found:
+                    continue
+                if isinstance(func, cst.FunctionDef):
+                    nodes = own_nodes(func)
+                else:
+                    nodes = list(walk(func, skip=nested_scope))
+                for node in nodes:
+                    if type(node) is cst.Call:
+                        self._leads[id(node)] = found
+        return self._leads.get(id(call), {})
 
     def _next(self) -> int:
         return next(self._seq)

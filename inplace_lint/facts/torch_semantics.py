@@ -14,7 +14,8 @@ from inplace_lint.facts.classes import (
     param_defaults,
 )
 from inplace_lint.facts.fixed_lists import fixed_lists
-from inplace_lint.facts.model import Kind, Value, new_value
+from inplace_lint.facts.grown_lists import grown_pairs
+from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
     _CHECKPOINT,
@@ -35,7 +36,7 @@ from inplace_lint.facts.syntax import (
     _indices_only,
     short_name,
 )
-from inplace_lint.facts.walk import own_nodes
+from inplace_lint.facts.walk import nested_scope, own_nodes, walk
 
 #: A function's parameter defaults and its fixed literal lists, by name (None when empty).
 _Named = tuple[
@@ -399,6 +400,36 @@ class TorchSemantics(AnalyzerBase):
             spec = self.resolver.spec(node, defaults, lists=lists)
             if spec is not None and spec.elements:
                 self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
+            elif spec is not None and any(arg.star == "*" for arg in node.args):
+                self._note_grown_sequential(node, spec, defaults)
+
+    def _note_grown_sequential(
+        self, node: cst.Call, spec: ModuleSpec, defaults: dict[str, cst.BaseExpression] | None
+    ) -> None:
+        """``nn.Sequential(*layers)`` over a list its function grows by appends: the pairs of
+        members that may run one right after the other (``grown_lists``)."""
+        if self._grown is None:
+            self._grown = {}
+            for func in [self.module, *self._defs]:
+                found = grown_pairs(func)
+                if found:
+                    inside = own_nodes(func) if isinstance(func, cst.FunctionDef) else None
+                    for inner in inside if inside is not None else walk(func, skip=nested_scope):
+                        if type(inner) is cst.Call:
+                            self._grown[id(inner)] = found
+        found = self._grown.get(id(node), {})
+        pairs: list[tuple[ModuleSpec, ModuleSpec]] = []
+        for arg in node.args:
+            if arg.star == "*" and isinstance(arg.value, cst.Name):
+                for first, second in found.get(arg.value.value, ()):
+                    specs = (
+                        self.resolver.spec(first, defaults),
+                        self.resolver.spec(second, defaults),
+                    )
+                    if specs[0] is not None and specs[1] is not None:
+                        pairs.append((specs[0], specs[1]))
+        if pairs:
+            self.facts.sequentials.append(ev.SequentialBuilt(node, spec, tuple(pairs)))
 
     def _bare_call(self, value: cst.BaseExpression) -> bool:
         """``activation(inplace=True)``: a call of a bare name no import explains (a
