@@ -296,7 +296,10 @@ class Binder(AnalyzerBase):
         target: tuple[cst.BaseExpression, list[Value]] | None,
         parts: dict[str, list[Value]] | None = None,
         counters: frozenset[str] = frozenset(),
+        once: bool = False,
     ) -> None:
+        """Two passes over a loop body; then, unless the loop surely runs (``once``), what
+        the names held before it (the loop may not run at all)."""
         scope = self.scope
         start_env = dict(scope.env)
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
@@ -314,6 +317,8 @@ class Binder(AnalyzerBase):
                     container.added.setdefault(element.id, when)
                 frame.deferred.clear()
             self._loops.pop()
+        if once:
+            return
         for name, values in start_env.items():
             bucket = scope.env.setdefault(name, [])
             for value in values:

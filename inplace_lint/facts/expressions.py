@@ -239,14 +239,47 @@ class Expressions(AnalyzerBase):
             node = func.value if isinstance(func, cst.Attribute) else None
 
     def _comprehension(self, node: cst.BaseExpression) -> Value:
+        """A comprehension's container. For a list, set or generator its element is ``elt``
+        computed once with the loop targets bound to what one iteration yields (so
+        ``[conv(x) for conv in self.convs]`` holds what each conv returns, with its saves);
+        the targets' outer bindings are put back after, as they are in Python 3."""
         container = new_value(Kind.CONTAINER)
-        inner: list[Value] = []
-        comp_for = getattr(node, "for_in", None)
+        elt = getattr(node, "elt", None)
+        if elt is None:  # a dict comprehension: its items stay unknown
+            inner: list[Value] = []
+            comp_for = getattr(node, "for_in", None)
+            while comp_for is not None:
+                inner += self._eval(comp_for.iter)
+                comp_for = comp_for.inner_for_in
+            container.elements.append(self._unknown(inputs=inner))
+            return container
+        scope = self.scope
+        kept: dict[str, tuple[object, ...]] = {}
+        comp_for = node.for_in  # type: ignore[attr-defined]
         while comp_for is not None:
-            inner += self._eval(comp_for.iter)
+            for name in _target_names(comp_for.target):
+                if name not in kept:
+                    kept[name] = tuple(
+                        table.get(name, _MISSING)
+                        for table in (scope.env, scope.bindings, scope.bound_inplace, scope.arms)
+                    )
+            parts = self._zipped(comp_for)
+            elements = [] if parts is not None else self._iterate(self._eval(comp_for.iter))
+            self._bind_loop_target(comp_for.target, elements, parts or {})
+            for test in comp_for.ifs:
+                self._eval(test.test)
             comp_for = comp_for.inner_for_in
-        element = self._unknown(inputs=inner)
-        container.elements.append(element)
+        try:
+            values = self._eval(elt)
+        finally:
+            for name, saved in kept.items():
+                tables = (scope.env, scope.bindings, scope.bound_inplace, scope.arms)
+                for table, old in zip(tables, saved, strict=True):
+                    if old is _MISSING:
+                        table.pop(name, None)  # type: ignore[attr-defined]
+                    else:
+                        table[name] = old  # type: ignore[index]
+        container.elements.extend(values or [self._unknown()])
         return container
 
     def _eval_slices(self, node: cst.Subscript) -> bool:
@@ -499,3 +532,17 @@ _HANDLERS: dict[type, Callable[[Expressions, Any], list[Value]]] = {
     ),
     cst.Lambda: Expressions._eval_literal,
 }
+
+
+_MISSING = object()
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """The names a ``for`` target binds."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []

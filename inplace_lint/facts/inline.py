@@ -190,7 +190,12 @@ def _returned(scope: _Scope) -> list[Value] | None:
     """What the interpreted body returns: one tuple, position by position, when every
     ``return`` gives a tuple of one length; else every value that escapes it."""
     positions = scope.returned_positions()
-    if positions is None or any(len(values) != 1 for values in positions):
+    if positions is not None and any(len(values) != 1 for values in positions):
+        # a tuple whose items are each one of several values: no record can keep both the
+        # positions and the choices, so the caller gets every tensor that escapes
+        escaped = [v for v in scope.escapes if v.kind is not Kind.OTHER]
+        return escaped or None
+    if positions is None:
         return _escaped(scope)
     record = new_value(Kind.CONTAINER)
     record.elements = [values[0] for values in positions]
@@ -198,5 +203,27 @@ def _returned(scope: _Scope) -> list[Value] | None:
 
 
 def _escaped(scope: _Scope) -> list[Value] | None:
-    escaped = [v for v in scope.escapes if v.kind is not Kind.OTHER]
+    """The returned values (a container whole, not its tensors one by one), and the values a
+    generator yields."""
+    escaped = [v for v in scope.returned if v.kind is not Kind.OTHER]
+    returned = {id(v) for v in scope.returned}
+    flat = {id(e) for v in scope.returned for e in _contents(v)}
+    escaped += [
+        v
+        for v in scope.escapes
+        if v.kind is not Kind.OTHER and id(v) not in returned and id(v) not in flat
+    ]
     return escaped or None
+
+
+def _contents(value: Value) -> list[Value]:
+    """Everything a container holds, nested containers included."""
+    out: list[Value] = []
+    stack = list(value.elements)
+    while stack:
+        item = stack.pop()
+        if any(item is seen for seen in out):
+            continue
+        out.append(item)
+        stack.extend(item.elements)
+    return out

@@ -31,6 +31,7 @@ from inplace_lint.facts.syntax import (
     _orelse,
     _returns_indices,
     _string_key,
+    runs_at_least_once,
 )
 
 
@@ -103,11 +104,12 @@ class Statements(AnalyzerBase):
     def _for(self, stmt: cst.For) -> None:
         parts = self._zipped(stmt)
         counters = _counters(stmt)
+        once = runs_at_least_once(stmt.iter)
         if parts is not None:
-            self._loop(stmt.body.body, (stmt.target, []), parts, counters)
+            self._loop(stmt.body.body, (stmt.target, []), parts, counters, once=once)
         else:
             elements = self._iterate(self._eval(stmt.iter))
-            self._loop(stmt.body.body, (stmt.target, elements), counters=counters)
+            self._loop(stmt.body.body, (stmt.target, elements), counters=counters, once=once)
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
 
@@ -156,6 +158,10 @@ class Statements(AnalyzerBase):
                 values = self._eval(small.value)
                 self._note_return_shape(small.value, values)
                 scope.escapes.extend(self._flatten(values))
+                # a tuple display's items may each be several values, which breaks its
+                # positions: the caller unpacks what escapes, one tensor at a time
+                tuple_display = isinstance(small.value, cst.Tuple)
+                scope.returned.extend(self._flatten(values) if tuple_display else values)
                 self._settle(small.value, None)
                 self._note_returned_targets(small.value)
         elif isinstance(small, cst.Del):
@@ -296,27 +302,63 @@ class Statements(AnalyzerBase):
         if name is not None and base:
             self._bind(name, base)  # later reads of ``layer.weight`` see this same tensor
 
+    def _stored_items(
+        self, base: list[Value], target: cst.Subscript, advanced: bool
+    ) -> list[Value]:
+        """The tensors ``target`` names inside the containers among ``base``: the one at a
+        constant position of a list display, else every element the container may hold."""
+        key = _string_key(target)
+        index = _int_index(target)
+        out: list[Value] = []
+        for value in base:
+            if value.kind is not Kind.CONTAINER:
+                continue
+            if key is None and index is not None and value.literal_container:
+                if -len(value.elements) <= index < len(value.elements):
+                    out.append(value.elements[index])
+                continue
+            out.extend(self._element(value, key, advanced))
+        return [v for v in out if v.kind is Kind.TENSOR and v.sure]
+
     def _augassign(self, node: cst.AugAssign) -> None:
         op = _AUG_OPS.get(type(node.operator))
         right = self._eval(node.value)
         target = node.target
         if isinstance(target, cst.Subscript):
             base = self._eval(target.value)
-            self._eval_slices(target)
+            advanced = self._eval_slices(target)
             tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
             if tensors and op is not None:
                 self._use(right)
                 self._write(tensors, target, f"`{op}` on a slice", extra=right, target_node=target)
-            return
-        current = self._eval(target)
-        tensors = [v for v in current if v.kind is Kind.TENSOR and v.sure]
-        if op is None or not tensors:
-            result = self._binary_result(current, right, _aug_binary(node.operator), target)
-            self._assign(target, [result], None)
-            return
+                return
+            items = self._stored_items(base, target, advanced)
+            if op is None or not items:
+                return
+            tensors = items  # ``laterals[i - 1] += up``: the tensor the list holds, in place
+        else:
+            current = self._eval(target)
+            tensors = [v for v in current if v.kind is Kind.TENSOR and v.sure]
+            if op is None or not tensors:
+                result = self._binary_result(current, right, _aug_binary(node.operator), target)
+                self._assign(target, [result], None)
+                return
         self._use(right)
         write = self._write(tensors, node, f"`{op}`", extra=right, target_node=target)
         method = _AUG_METHOD.get(op)
         info = self.table.methods.get(method) if method else None
         if info is not None and write is not None:
             self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
+
+
+def _int_index(node: cst.Subscript) -> int | None:
+    """``xs[2]`` or ``xs[-1]``: the constant position, else None."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+    if negative:
+        value = value.expression
+    if isinstance(value, cst.Integer):
+        return -int(value.value) if negative else int(value.value)
+    return None

@@ -71,12 +71,47 @@ def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -
 
 
 def _aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
-    """The name ``node`` shares storage with: ``r`` for ``r`` and ``r.view(-1)``."""
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if node.func.attr.value not in table.view_methods:
-            return None
-        node = node.func.value
+    """The name ``node`` shares storage with: ``r`` for ``r``, ``r.view(-1)``, ``r[:, 0]``
+    and ``r.split(1, -1)`` (its views); ``[v.squeeze(-1) for v in r.split(1, -1)]`` too."""
+    if isinstance(node, cst.ListComp | cst.GeneratorExp):
+        return _comprehension_alias(node, table)
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value not in table.view_methods:
+                return None
+            node = node.func.value
+        elif isinstance(node, cst.Subscript) and _basic_index(node):
+            node = node.value
+        else:
+            break
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _comprehension_alias(node: cst.ListComp | cst.GeneratorExp, table: OpTable) -> str | None:
+    """``[v.squeeze(-1) for v in r.split(1, -1)]``: each element a view of ``r``."""
+    loop = node.for_in
+    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.target, cst.Name):
+        return None
+    if _aliased_param(node.elt, table) != loop.target.value:
+        return None
+    return _aliased_param(loop.iter, table)
+
+
+def _basic_index(node: cst.Subscript) -> bool:
+    """Indexing that returns a view: integer constants, slices, ``...`` and ``None`` only
+    (a name may hold an index tensor, which gathers a copy)."""
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            continue
+        value = index.value
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if not isinstance(value, cst.Integer | cst.Ellipsis) and not (
+            isinstance(value, cst.Name) and value.value == "None"
+        ):
+            return False
+    return True
 
 
 def _data_root(node: cst.BaseExpression) -> str | None:
@@ -226,13 +261,18 @@ class _MutationFinder(Walker):
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for target in original_node.targets:
             name = target.target
-            if isinstance(name, cst.Name) and name.value not in self.index_of:
+            names = [name] if isinstance(name, cst.Name) else []
+            if isinstance(name, cst.Tuple | cst.List):  # ``a, b = r.split(1, -1)``: views
+                names = [e.value for e in name.elements if isinstance(e.value, cst.Name)]
+            for bound in names:
+                if bound.value in self.index_of:
+                    continue
                 param = _aliased_param(original_node.value, self.table)
                 param = self.alias_of.get(param, param) if param is not None else None
                 if param in self.index_of and param not in self.rebound:
-                    self.alias_of[name.value] = param
+                    self.alias_of[bound.value] = param
                 else:
-                    self.alias_of.pop(name.value, None)
+                    self.alias_of.pop(bound.value, None)
             _collect_names(target.target, self.rebound)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:

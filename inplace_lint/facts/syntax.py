@@ -177,6 +177,37 @@ def copies_into(write: Write) -> bool:
     )
 
 
+def runs_at_least_once(iterable: cst.BaseExpression) -> bool:
+    """``range(1, 3)``, ``range(4)``, ``[a, b]``: an iterable the source shows is not empty."""
+    if isinstance(iterable, cst.List | cst.Tuple):
+        elements = iterable.elements
+        return bool(elements) and not any(isinstance(e, cst.StarredElement) for e in elements)
+    if not (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value == "range"
+        and 1 <= len(iterable.args) <= 3
+        and not any(arg.star or arg.keyword for arg in iterable.args)
+    ):
+        return False
+    bounds = [_int_literal(arg.value) for arg in iterable.args]
+    if any(b is None for b in bounds):
+        return False
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if step == 0:
+        return False
+    return len(range(start, stop, step)) > 0  # type: ignore[arg-type]
+
+
+def _int_literal(node: cst.BaseExpression) -> int | None:
+    negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+    if negative:
+        node = node.expression  # type: ignore[attr-defined]
+    if isinstance(node, cst.Integer):
+        return -int(node.value) if negative else int(node.value)
+    return None
+
+
 def _counters(stmt: cst.For) -> frozenset[str]:
     """``for i in range(n)`` and ``for i, x in enumerate(xs)``: ``i`` never repeats."""
     call = stmt.iter
