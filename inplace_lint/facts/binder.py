@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from inplace_lint.facts.conditions import Key
 from inplace_lint.facts.containers import container_params
 from inplace_lint.facts.heuristics import (
     _INTEGER_NAME,
@@ -60,6 +61,10 @@ class Binder(AnalyzerBase):
         scope.bindings[name] = self._next()
         scope.bound_inplace.pop(name, None)
         scope.arms.pop(name, None)
+        # ``t = a if c else b``: each value only on its arm of ``c``
+        chosen = {v.id: self._chosen[v.id] for v in values if v.id in self._chosen}
+        if chosen and len(values) > 1:
+            scope.arms[name] = chosen
 
     def _bind_params(self, params: Sequence[cst.Param]) -> None:
         ctx = self.scope.ctx
@@ -220,7 +225,14 @@ class Binder(AnalyzerBase):
             self._function_locals[id(func)] = bound_names(func)[0]
         return self._function_locals[id(func)]
 
-    def _branches(self, bodies: list[Sequence[cst.CSTNode]], guarded: bool = False) -> None:
+    def _branches(
+        self,
+        bodies: list[Sequence[cst.CSTNode]],
+        guarded: bool = False,
+        condition: tuple[Key, bool] | None = None,
+    ) -> None:
+        """Each arm from the same environment, then the merge; ``condition``: an ``if``'s
+        test (``conditions``), whose earlier arms' values a matching test rules out."""
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
@@ -230,11 +242,15 @@ class Binder(AnalyzerBase):
         marks = (len(scope.stale), len(scope.hidden))
         held: tuple[list[_Pending], list[_Pending]] = ([], [])
         branch = self._next()
+        if condition is not None:
+            self._conditions[branch] = condition
         newest: dict[str, int] = {}
         for arm, body in enumerate(bodies):
             scope.env = dict(start_env)
             scope.bindings = dict(start_bindings)
             scope.arms = dict(start_arms)
+            if condition is not None and arm < 2:
+                self._rule_out(condition[0], condition[1] == (arm == 0))
             self._path.append((branch, arm))
             self._arm_appends.append([])
             with self._inplace_guard.raised(guarded and arm == 0):
@@ -269,6 +285,30 @@ class Binder(AnalyzerBase):
         scope.env = merged
         scope.bindings = newest
         scope.arms = _merge_arms(branch, merged, envs, arm_tags)
+
+    def _rule_out(self, key: Key, holds: bool) -> None:
+        """Entering an arm where the condition ``key`` is ``holds``: a name drops the values
+        it holds only from an earlier arm of the same condition with the other outcome
+        (when some value is left)."""
+        scope = self.scope
+        for name, tags in scope.arms.items():
+            values = scope.env.get(name)
+            if not values:
+                continue
+            dropped = {
+                value_id
+                for value_id, chain in tags.items()
+                if any(self._contradicts(branch, arm, key, holds) for branch, arm in chain)
+            }
+            kept = [v for v in values if v.id not in dropped]
+            if kept and len(kept) < len(values):
+                scope.env[name] = kept
+
+    def _contradicts(self, branch: int, arm: int, key: Key, holds: bool) -> bool:
+        known = self._conditions.get(branch)
+        if known is None or known[0] != key or arm > 1:
+            return False
+        return (known[1] == (arm == 0)) != holds
 
     def _settle_appends(
         self, appended: list[tuple[Value, Value]], body: Sequence[cst.CSTNode]

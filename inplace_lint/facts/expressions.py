@@ -11,6 +11,7 @@ from typing import Any
 import libcst as cst
 
 from inplace_lint.facts import events as ev
+from inplace_lint.facts.conditions import condition_key
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
@@ -179,6 +180,14 @@ class Expressions(AnalyzerBase):
         self._path.pop()
         scope.stale.extend(held[0])
         scope.hidden.extend(held[1])
+        condition = condition_key(node.test, scope.bindings)
+        if condition is not None:  # ``t = a if c else b``: which value goes with which arm
+            self._conditions[branch] = condition
+            both = {v.id for v in body} & {v.id for v in orelse}
+            for arm, values in enumerate((body, orelse)):
+                for value in values:
+                    if value.id not in both:
+                        self._chosen[value.id] = ((branch, arm),)
         return body + orelse
 
     def _eval_named(self, node: cst.NamedExpr) -> list[Value]:

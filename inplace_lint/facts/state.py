@@ -268,7 +268,12 @@ class AnalyzerBase:
         return self._scope
 
     def _lists_by_call(self) -> None:
-        """What lists grown by appends hold, looked up by call: filled on first use."""
+        """What lists grown by appends hold, looked up by call (filled on first use), and
+        the tables of branch conditions."""
+        #: branch id -> its condition (``conditions.condition_key``) and arm 0's outcome
+        self._conditions: dict[int, tuple[tuple[str, tuple[int, ...]], bool]] = {}
+        #: value id -> the conditional expression arm that chose it (``a if c else b``)
+        self._chosen: dict[int, tuple[tuple[int, int], ...]] = {}
         #: call id -> the pairs of items the lists of its function grow by (``grown_lists``)
         self._grown: dict[int, Pairs] | None = None
         #: call id -> the items that may lead those lists

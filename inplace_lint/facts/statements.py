@@ -9,6 +9,7 @@ import libcst as cst
 from inplace_lint.facts.classes import (
     literal_bool,
 )
+from inplace_lint.facts.conditions import condition_key
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
@@ -72,7 +73,9 @@ class Statements(AnalyzerBase):
             scope.stmt = stmt
             self._eval(stmt.test)
             self._branches(
-                [stmt.body.body, _orelse(stmt.orelse)], guarded=_mentions_inplace(stmt.test)
+                [stmt.body.body, _orelse(stmt.orelse)],
+                guarded=_mentions_inplace(stmt.test),
+                condition=condition_key(stmt.test, scope.bindings),
             )
         elif isinstance(stmt, cst.For):
             scope.stmt = stmt
