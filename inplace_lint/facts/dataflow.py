@@ -33,7 +33,7 @@ from inplace_lint.facts.heuristics import (
 from inplace_lint.facts.hooks import find_backward_hooks
 from inplace_lint.facts.inline import BUDGET, Inline
 from inplace_lint.facts.memo import FunctionMemo
-from inplace_lint.facts.model import Kind
+from inplace_lint.facts.model import Kind, Value
 from inplace_lint.facts.op_extras import (
     _NO_GRAD,
 )
@@ -90,6 +90,18 @@ class Analyzer(
             self._module_grad_targets()
         self.facts.sequential_calls = self.sequential_calls
         return self.facts
+
+    def _note_saved_output(self, scope: _Scope, class_name: str) -> None:
+        """A forward's output is saved only if every tensor it may return was saved on the
+        way to that return (``if self.act: x = self.relu_(x)`` saves on one arm only)."""
+        saved_by = [
+            _saved_on_path(value, path)
+            for path, values in scope.returned_at
+            for value in values
+            if value.kind is Kind.TENSOR
+        ]
+        if saved_by and all(saved_by):
+            self.forward_saves_output[class_name] = saved_by[0][0]
 
     def _module_grad_targets(self) -> None:
         """Module-level code ran before the forwards that return hazardous grad targets were
@@ -220,17 +232,20 @@ class Analyzer(
             if ctx.node is not None and scope.escapes:
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
             if ctx.role == "forward" and ctx.cls is not None:
-                # forward's output is saved only if every tensor it may return was saved
-                saved_by = [
-                    [r.op for r in value.hist if r.role == "result" and r.group is value.group]
-                    for value in scope.escapes
-                    if value.kind is Kind.TENSOR
-                ]
-                if saved_by and all(saved_by):
-                    self.forward_saves_output[ctx.cls.name] = saved_by[0][0]
+                self._note_saved_output(scope, ctx.cls.name)
         finally:
             self._scope = outer
         return scope
+
+
+def _saved_on_path(value: Value, path: tuple[tuple[int, int], ...]) -> list[str]:
+    """The ops that saved ``value`` as their output on every way to a ``return`` at
+    ``path``: a save made inside an arm counts only for returns inside that arm."""
+    return [
+        r.op
+        for r in value.hist
+        if r.role == "result" and r.group is value.group and path[: len(r.path)] == r.path
+    ]
 
 
 def analyze(

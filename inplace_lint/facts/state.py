@@ -93,6 +93,8 @@ class _Scope:
     escapes: list[Value] = field(default_factory=list)
     #: what the ``return`` statements give, as given (a list stays a list)
     returned: list[Value] = field(default_factory=list)
+    #: each ``return``'s tensors, with the (branch, arm) path it sits on
+    returned_at: list[tuple[tuple[tuple[int, int], ...], list[Value]]] = field(default_factory=list)
     consumed: set[int] = field(default_factory=set)
     #: saves that a backward point of this function reached, kept or not (retain_graph)
     differentiated: set[int] = field(default_factory=set)

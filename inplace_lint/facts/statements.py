@@ -161,6 +161,7 @@ class Statements(AnalyzerBase):
                 values = self._eval(small.value)
                 self._note_return_shape(small.value, values)
                 scope.escapes.extend(self._flatten(values))
+                scope.returned_at.append((tuple(self._path), self._flatten(values)))
                 # a tuple display's items may each be several values, which breaks its
                 # positions: the caller unpacks what escapes, one tensor at a time
                 tuple_display = isinstance(small.value, cst.Tuple)
