@@ -572,3 +572,48 @@ def test_inplace_dropout_after_an_activation_that_returns_a_new_tensor_is_safe()
     same_values(fixed(runs, unsafe=False), runs)
     shared = hazard.replace("nn.ReLU()", "nn.ReLU(inplace=True)")
     assert all(not safe for _, text, safe in offered(shared) if "Dropout" in text)
+
+
+# ------------------------------------------------------------- list elements (IPL001)
+
+LATERALS = dedent(
+    """
+    import torch
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, requires_grad=True)
+    laterals = [torch.sigmoid(x * s) for s in (1.0, 2.0)]
+    laterals.append(torch.sigmoid(x))
+    for i in range(2, 0, -1):
+        laterals[i - 1] += laterals[i]  # <-- IPL001
+    loss = sum(t.sum() for t in laterals)
+    loss.backward()
+    grad = x.grad
+    """
+)
+
+
+def test_a_list_element_is_stored_out_of_place_not_cloned() -> None:
+    assert offered(LATERALS) == [
+        ("IPL001", "Store `laterals[i - 1]` out of place instead of writing into it", False)
+    ]
+    assert not run(LATERALS).ok  # sigmoid's saved output changed
+    after = fixed(LATERALS, unsafe=True)
+    assert "laterals[i - 1] = laterals[i - 1] + laterals[i]" in after
+    assert ".clone()" not in after
+    same_values(after, twin(LATERALS))
+
+
+MAKE = "def make(x):\n    return [torch.sigmoid(x * s) for s in (1.0, 2.0)]\n\n\n"
+
+
+def test_a_list_from_elsewhere_gets_no_clone() -> None:
+    """The list comes from a helper: not provably a list to the fixer, but its ``append``
+    shows it is one, so no ``laterals = laterals.clone()`` is offered."""
+    source = LATERALS.replace(
+        "laterals = [torch.sigmoid(x * s) for s in (1.0, 2.0)]", "laterals = make(x)"
+    ).replace("torch.manual_seed(0)\n", "torch.manual_seed(0)\n\n\n" + MAKE)
+    found = [f for f in lint_source(source, "m.py") if f.code == "IPL001"]
+    assert found
+    edits = [e for f in found if f.fix is not None for e in f.fix.edits]
+    assert all(".clone()" not in e.text for e in edits)

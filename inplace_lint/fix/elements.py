@@ -23,12 +23,20 @@ from inplace_lint.facts.walk import walk
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits, parameter_names
 from inplace_lint.fix.safety import FRESH
-from inplace_lint.outofplace import dotted_name, is_inplace_name, keyword, method_chain
+from inplace_lint.outofplace import (
+    binary_form,
+    dotted_name,
+    is_inplace_name,
+    keyword,
+    method_chain,
+)
 
 __all__ = ["ElementRewrites"]
 
 _CONTAINERS = (cst.List, cst.Dict, cst.ListComp, cst.DictComp)
 _KEYS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation)
+#: what a key may not contain when the rewrite evaluates it twice
+_IMPURE = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)
 
 
 class ElementRewrites(LineEdits):
@@ -52,6 +60,34 @@ class ElementRewrites(LineEdits):
         edits = [Edit(self.start(top), self.start(top), f"{element} = ")]
         edits += [Edit(self.start(m.attr), self.end(m.attr), m.attr.value[:-1]) for m in methods]
         return f"Store `{element}` out of place instead of writing into it", edits, False
+
+    def element_augassign_fix(self, node: cst.AugAssign, operand_edits: list[Edit]) -> Built | None:
+        """``laterals[i - 1] += up`` where ``laterals`` is provably a list or dict:
+        ``laterals[i - 1] = laterals[i - 1] + up``, a new tensor stored in the container
+        (cloning the container, as for a tensor's item, would call ``.clone()`` on a list).
+        ``operand_edits``: the parentheses the operand needs, from the caller."""
+        target = node.target
+        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+            return None
+        if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+            return None
+        key = target.slice[0].slice.value
+        if any(isinstance(n, _IMPURE) for n in walk(key)):
+            return None  # the key is evaluated twice in the rewrite
+        if not isinstance(key, cst.SimpleString) and not self._is_container(target.value):
+            return None
+        form = binary_form(node.operator)
+        if form is None:
+            return None
+        element = self.text(self.start(target), self.end(target))
+        operator = Edit(
+            self.start(node.operator), self.end(node.operator), f"= {element} {form[1]}"
+        )
+        return (
+            f"Store `{element}` out of place instead of writing into it",
+            [operator, *operand_edits],
+            False,
+        )
 
     def view_write_fix(self, call: cst.Call, capable: bool) -> Built | None:
         """``w.diagonal().zero_()``, ``h[0].mul_(2)`` on a tensor: ``w = w.clone()`` first, so
@@ -115,6 +151,30 @@ class ElementRewrites(LineEdits):
             return False
         index = subscript.slice[0].slice
         return isinstance(index, cst.Index) and isinstance(index.value, _KEYS)
+
+    def may_be_container(self, name: cst.Name) -> bool:
+        """Some use of ``name`` in its scope shows a list or dict: a binding to a display,
+        comprehension, ``list()`` or ``dict()``, or ``name.append``/``extend``/``insert``
+        (methods no tensor has). Cloning it, as a tensor's item write is fixed, would fail."""
+        scope = next(
+            (a for a in self.ancestors(name) if isinstance(a, cst.FunctionDef | cst.Module)),
+            None,
+        )
+        if scope is None:
+            return False
+        names, _ = self._scope_index(scope)
+        for node, nested in names.get(name.value, ()):
+            if nested:
+                continue
+            holder = self.parent.get(node)
+            if isinstance(holder, cst.Attribute) and holder.value is node:
+                if holder.attr.value in ("append", "extend", "insert"):
+                    return True
+            elif isinstance(holder, cst.AssignTarget):
+                assign = self.parent.get(holder)
+                if isinstance(assign, cst.Assign) and _makes_container(assign.value):
+                    return True
+        return False
 
     def _is_container(self, name: cst.Name) -> bool:
         """Every binding of ``name`` in its scope makes a list or a dict."""

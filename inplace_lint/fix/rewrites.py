@@ -264,9 +264,22 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         return f"Replace `{name} {operator} ...` with `{name} = {name} {binary} ...`", edits, safe
 
     def _subscript_target(self, node: cst.AugAssign, capable: bool) -> _Built | None:
-        if isinstance(node.target, cst.Subscript):
-            return self._subscript_write(node.target, capable)
-        return None
+        if not isinstance(node.target, cst.Subscript):
+            return None
+        value = node.value
+        parens: list[Edit] = []
+        if needs_parens(value) and not isinstance(value, _UNWRAPPED):
+            parens = [
+                Edit(self.start(value), self.start(value), "("),
+                Edit(self.end(value), self.end(value), ")"),
+            ]
+        element = self.element_augassign_fix(node, parens)
+        if element is not None:
+            return element
+        base = node.target.value
+        if isinstance(base, cst.Name) and self.may_be_container(base):
+            return None  # a list's element, not provably: no clone of the list
+        return self._subscript_write(node.target, capable)
 
     def _subscript_write(self, node: cst.Subscript, capable: bool) -> _Built | None:
         if not isinstance(node.value, cst.Name):
