@@ -144,6 +144,8 @@ class Value:
     first_use: int | None = None
     literal_container: bool = False
     added: dict[int, int] = field(default_factory=dict)  # element id -> when it was stored
+    #: element id -> the constant position a subscript store put it at (``xs[1] = y``)
+    slots: dict[int, int] = field(default_factory=dict)
     view: bool = False  # made by indexing or a view op from another value
     #: one of the views ``unbind``/``chunk``/``split`` return, or a view of one: autograd
     #: refuses to write it in place while its base requires grad

@@ -274,10 +274,24 @@ class Statements(AnalyzerBase):
                 if value.kind is Kind.TENSOR and value.origin == "arg" and not value.saved:
                     value.kind = Kind.CONTAINER
         if any(v.kind is Kind.CONTAINER for v in base):
+            index = _int_index(target)
             for container in base:
-                if container.kind is Kind.CONTAINER:
-                    container.elements.extend(values)
-                    container.added.update((v.id, now) for v in values)
+                if container.kind is not Kind.CONTAINER:
+                    continue
+                held = container.elements
+                if (
+                    index is not None
+                    and container.literal_container
+                    and len(values) == 1
+                    and -len(held) <= index < len(held)
+                ):  # ``state[1] = y`` into a display: that slot only
+                    held[index] = values[0]
+                    container.added[values[0].id] = now
+                    continue
+                held.extend(values)
+                container.added.update((v.id, now) for v in values)
+                if index is not None:
+                    container.slots.update((v.id, index) for v in values)
             return
         tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
         if tensors:
@@ -321,7 +335,10 @@ class Statements(AnalyzerBase):
                 if -len(value.elements) <= index < len(value.elements):
                     out.append(value.elements[index])
                 continue
-            out.extend(self._element(value, key, advanced))
+            found = self._element(value, key, advanced)
+            if index is not None:  # not the items stored at another constant position
+                found = [v for v in found if value.slots.get(v.id, index) == index]
+            out.extend(found)
         return [v for v in out if v.kind is Kind.TENSOR and v.sure]
 
     def _augassign(self, node: cst.AugAssign) -> None:
