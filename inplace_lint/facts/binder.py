@@ -393,10 +393,7 @@ class Binder(AnalyzerBase):
             elif value.kind is Kind.TENSOR and value.several:
                 elements.append(self._part(value))  # ``for t in x.unbind(0)``
             elif value.kind is Kind.TENSOR and value.sure:
-                # each iteration yields one row: ``Tensor.__iter__`` is ``unbind(0)``, whose
-                # views autograd refuses to let anyone write in place while grad is on
-                rows = self._views([value], multi="unbind")[0]
-                elements.append(self._part(rows))
+                elements.append(self._view(value))  # each iteration yields one row
             elif (
                 value.kind is Kind.MODULE
                 and value.module is not None
