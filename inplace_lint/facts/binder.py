@@ -221,9 +221,7 @@ class Binder(AnalyzerBase):
         """Names a function binds (Python makes them local in all of its body)."""
         if func is None:
             return {}
-        if id(func) not in self._function_locals:
-            self._function_locals[id(func)] = bound_names(func)[0]
-        return self._function_locals[id(func)]
+        return self._bound_counts(func)
 
     def _branches(
         self,

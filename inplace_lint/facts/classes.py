@@ -12,6 +12,9 @@ from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.walk import is_expression, own_nodes, walk
 
+#: list name -> the items that may lead it (``grown_lists.Leads``)
+Leads = dict[str, tuple[cst.BaseExpression, ...]]
+
 MODULE_BASES = ("torch.nn.Module",)
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
 OPTIMIZER_BASES = ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer")
@@ -75,9 +78,14 @@ class ModuleResolver:
         #: module-level functions of the file, by name: those that return a module build one
         self.functions = functions or {}
         self._built: dict[str, ModuleSpec | None] = {}
-        #: for a call, the leading items of the lists its function grows (set by the
+        #: a method's lists grown by appends, the items that may lead each (set by the
         #: analyzer: ``grown_lists`` sits above this module)
-        self.leads_of: Callable[[cst.Call], dict[str, tuple[cst.BaseExpression, ...]]] | None = None
+        self.leads_of: (
+            Callable[[cst.FunctionDef], dict[str, tuple[cst.BaseExpression, ...]]] | None
+        ) = None
+        #: the method whose ``self.x = ...`` statements are being read (``collect_attributes``):
+        #: only an attribute's ``nn.Sequential(*layers)`` learns its leading members
+        self.method: cst.FunctionDef | None = None
 
     def spec(
         self,
@@ -156,14 +164,16 @@ class ModuleResolver:
         defaults: dict[str, cst.BaseExpression] | None,
     ) -> tuple[ModuleSpec, ...]:
         """``nn.Sequential(*layers)`` over a list its function grows: the members that may
-        run first (``grown_lists.grown_leads``, through ``leads_of``)."""
-        if self.leads_of is None or not call.args or call.args[0].star != "*":
+        run first (``grown_lists.grown``, through ``leads_of``)."""
+        if self.leads_of is None or self.method is None:
+            return ()
+        if not call.args or call.args[0].star != "*":
             return ()
         name = call.args[0].value
         if not isinstance(name, cst.Name):
             return ()
         found: list[ModuleSpec] = []
-        for member in self.leads_of(call).get(name.value, ()):
+        for member in self.leads_of(self.method).get(name.value, ()):
             dotted = dotted_name(member)
             attr = dotted[5:] if dotted is not None and dotted.startswith("self.") else None
             spec = held.get(attr) if attr is not None else self.spec(member, defaults)
@@ -408,7 +418,14 @@ def collect_attributes(
     for method in facts.methods.values():
         defaults = param_defaults(method)
         statements = _assignments(method)
-        named = (defaults, (lists_of(method) or None) if lists_of is not None else None)
+        unpacks = lists_of is not None and any(
+            isinstance(stmt, cst.Assign)
+            and isinstance(stmt.value, cst.Call)
+            and any(arg.star == "*" for arg in stmt.value.args)
+            for stmt in statements
+        )  # ``self.body = nn.Sequential(*layers)``: the method's fixed lists are needed
+        named = (defaults, (lists_of(method) or None) if unpacks and lists_of else None)
+        resolver.method = method if unpacks else None
         for stmt in statements:
             if isinstance(stmt, cst.Assign):
                 for target in stmt.targets:
@@ -418,6 +435,7 @@ def collect_attributes(
             elif isinstance(stmt, cst.Call):
                 _record_register(facts, stmt)
                 _record_member(facts, resolver, stmt)
+    resolver.method = None
 
 
 def _record(

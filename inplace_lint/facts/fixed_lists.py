@@ -16,13 +16,16 @@ from inplace_lint.facts.syntax import bound_names
 from inplace_lint.facts.walk import own_nodes, walk
 
 
-def fixed_lists(func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ...]]:
+def fixed_lists(
+    func: cst.FunctionDef, counts: dict[str, int] | None = None
+) -> dict[str, tuple[cst.BaseExpression, ...]]:
     """Names ``func`` binds once to a literal list or tuple it never changes, with the items.
 
     Nested functions and classes are not looked into for bindings; a change made in one
     (a method call on the name) still disqualifies the name, since ``own_nodes`` is not
     enough to rule it out there."""
-    counts = bound_names(func)[0]
+    if counts is None:  # how often each name is bound (``bound_names``), if not given
+        counts = bound_names(func)[0]
     found: dict[str, tuple[cst.BaseExpression, ...]] = {}
     for node in own_nodes(func):
         if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.List | cst.Tuple):

@@ -28,35 +28,37 @@ Pair = tuple[cst.BaseExpression, cst.BaseExpression]
 _START = cst.Name("__start__")
 #: list name -> its pairs
 Pairs = dict[str, set[Pair]]
+#: list name -> the items that may be its first
+Leads = dict[str, tuple[cst.BaseExpression, ...]]
 _GROW = frozenset({"append", "extend"})
 
 
-def grown_pairs(func: cst.FunctionDef | cst.Module) -> Pairs:
-    """For each list ``func`` (a function, or a module's top level) grows: pairs (item,
-    item that may follow it directly)."""
-    names = _grown_names(func)
+def grown(
+    func: cst.FunctionDef | cst.Module, counts: dict[str, int] | None = None
+) -> tuple[Pairs, Leads]:
+    """For each list ``func`` (a function, or a module's top level) grows: the pairs (item,
+    item that may follow it directly), and the items that may be its first (appended while
+    the list may still be empty), in source order."""
+    if counts is None:  # how often each name is bound (``bound_names``), if not given
+        counts = bound_names(func)[0]
+    names = _grown_names(func, counts)
     if not names:
-        return {}
-    locals_ = _single_values(func)
-    out: Pairs = {}
+        return {}, {}
+    locals_ = _single_values(func, counts)
+    pairs: Pairs = {}
+    leads: Leads = {}
     for name in names:
         flow = _flow(func, name, locals_)
         if flow.pairs:
-            out[name] = flow.pairs
-    return out
-
-
-def grown_leads(func: cst.FunctionDef | cst.Module) -> dict[str, tuple[cst.BaseExpression, ...]]:
-    """For each list ``func`` grows: the items that may be its first (appended while the
-    list may still be empty), in source order."""
-    names = _grown_names(func)
-    locals_ = _single_values(func) if names else {}
-    out: dict[str, tuple[cst.BaseExpression, ...]] = {}
-    for name in names:
-        flow = _flow(func, name, locals_)
+            pairs[name] = flow.pairs
         if flow.leads:
-            out[name] = tuple(flow.leads)
-    return out
+            leads[name] = tuple(flow.leads)
+    return pairs, leads
+
+
+def grown_pairs(func: cst.FunctionDef | cst.Module) -> Pairs:
+    """The pairs of :func:`grown`."""
+    return grown(func)[0]
 
 
 def _flow(func: cst.FunctionDef | cst.Module, name: str, locals_: dict) -> _Flow:
@@ -72,8 +74,7 @@ def _own(root: cst.FunctionDef | cst.Module) -> list[cst.CSTNode]:
     return list(walk(root, skip=nested_scope))
 
 
-def _grown_names(func: cst.FunctionDef | cst.Module) -> set[str]:
-    counts = bound_names(func)[0]
+def _grown_names(func: cst.FunctionDef | cst.Module, counts: dict[str, int]) -> set[str]:
     starts: set[str] = set()
     grows: dict[str, int] = {}
     for node in _own(func):
@@ -100,9 +101,10 @@ def _grown_names(func: cst.FunctionDef | cst.Module) -> set[str]:
     return candidates
 
 
-def _single_values(func: cst.FunctionDef | cst.Module) -> dict[str, cst.BaseExpression]:
+def _single_values(
+    func: cst.FunctionDef | cst.Module, counts: dict[str, int]
+) -> dict[str, cst.BaseExpression]:
     """Local names bound exactly once, by a plain assignment, to the value bound."""
-    counts = bound_names(func)[0]
     out: dict[str, cst.BaseExpression] = {}
     for node in _own(func):
         if isinstance(node, cst.Assign) and len(node.targets) == 1:

@@ -24,7 +24,7 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.effects import AttributeWrite, Effect
 from inplace_lint.facts.fixed_lists import fixed_lists
-from inplace_lint.facts.grown_lists import Pairs, grown_leads
+from inplace_lint.facts.grown_lists import Leads, Pairs, grown
 from inplace_lint.facts.hooks import BackwardHooks
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.memo import FunctionMemo
@@ -45,9 +45,9 @@ from inplace_lint.facts.ops import (
 from inplace_lint.facts.summaries import (
     Mutation,
 )
+from inplace_lint.facts.syntax import bound_names
 from inplace_lint.facts.walk import (
     is_expression,
-    nested_scope,
     own_nodes,
     walk,
 )
@@ -202,7 +202,7 @@ class AnalyzerBase:
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
         self._lists_by_call()
         for facts in self.classes.values():
-            collect_attributes(facts, self.resolver, fixed_lists)
+            collect_attributes(facts, self.resolver, self._fixed_lists)
         self.facts = ev.Facts()
         #: full backward hook registrations (filled by ``Analyzer.run``)
         self.backward_hooks = BackwardHooks([])
@@ -276,29 +276,43 @@ class AnalyzerBase:
         self._conditions: dict[int, tuple[tuple[str, tuple[int, ...]], bool]] = {}
         #: value id -> the conditional expression arm that chose it (``a if c else b``)
         self._chosen: dict[int, tuple[tuple[int, int], ...]] = {}
-        #: call id -> the pairs of items the lists of its function grow by (``grown_lists``)
-        self._grown: dict[int, Pairs] | None = None
-        #: call id -> the items that may lead those lists
-        self._leads: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] | None = None
+        #: call id -> the function whose own code holds the call
+        self._owners: dict[int, cst.FunctionDef] | None = None
+        #: function id -> what its lists grow by (``grown_lists.grown``)
+        self._grown: dict[int, tuple[Pairs, Leads]] = {}
         self.resolver.leads_of = self._leads_of
 
-    def _leads_of(self, call: cst.Call) -> dict[str, tuple[cst.BaseExpression, ...]]:
-        """The leading items of the lists grown by appends in ``call``'s function (or the
-        module's top level), computed once per file on first use."""
-        if self._leads is None:
-            self._leads = {}
-            for func in [self.module, *self._defs]:
-                found = grown_leads(func)
-                if not found:
-                    continue
-                if isinstance(func, cst.FunctionDef):
-                    nodes = own_nodes(func)
-                else:
-                    nodes = list(walk(func, skip=nested_scope))
-                for node in nodes:
+    def _bound_counts(self, func: cst.FunctionDef | cst.Module) -> dict[str, int]:
+        """How often each name is bound in ``func`` (``bound_names``), once per function."""
+        counts = self._function_locals.get(id(func))
+        if counts is None:
+            counts = self._function_locals[id(func)] = bound_names(func)[0]
+        return counts
+
+    def _fixed_lists(self, func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ...]]:
+        return fixed_lists(func, self._bound_counts(func))
+
+    def _leads_of(self, func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ...]]:
+        """The leading items of the lists grown by appends in ``func``."""
+        return self._grown_by(func)[1]
+
+    def _grown_by(self, func: cst.FunctionDef | cst.Module) -> tuple[Pairs, Leads]:
+        """What the lists of ``func`` grow by (``grown_lists.grown``), once per function."""
+        found = self._grown.get(id(func))
+        if found is None:
+            found = self._grown[id(func)] = grown(func, self._bound_counts(func))
+        return found
+
+    def _grown_in(self, call: cst.Call) -> tuple[Pairs, Leads]:
+        """The same for the function whose own code holds ``call`` (or the module's top
+        level)."""
+        if self._owners is None:
+            self._owners = {}
+            for func in self._defs:
+                for node in own_nodes(func):
                     if type(node) is cst.Call:
-                        self._leads[id(node)] = found
-        return self._leads.get(id(call), {})
+                        self._owners[id(node)] = func
+        return self._grown_by(self._owners.get(id(call), self.module))
 
     def _next(self) -> int:
         return next(self._seq)

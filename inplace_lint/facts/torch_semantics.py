@@ -13,8 +13,6 @@ from inplace_lint.facts.classes import (
     literal_bool,
     param_defaults,
 )
-from inplace_lint.facts.fixed_lists import fixed_lists
-from inplace_lint.facts.grown_lists import grown_pairs
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
@@ -36,7 +34,7 @@ from inplace_lint.facts.syntax import (
     _indices_only,
     short_name,
 )
-from inplace_lint.facts.walk import nested_scope, own_nodes, walk
+from inplace_lint.facts.walk import own_nodes
 
 #: A function's parameter defaults and its fixed literal lists, by name (None when empty).
 _Named = tuple[
@@ -408,16 +406,7 @@ class TorchSemantics(AnalyzerBase):
     ) -> None:
         """``nn.Sequential(*layers)`` over a list its function grows by appends: the pairs of
         members that may run one right after the other (``grown_lists``)."""
-        if self._grown is None:
-            self._grown = {}
-            for func in [self.module, *self._defs]:
-                found = grown_pairs(func)
-                if found:
-                    inside = own_nodes(func) if isinstance(func, cst.FunctionDef) else None
-                    for inner in inside if inside is not None else walk(func, skip=nested_scope):
-                        if type(inner) is cst.Call:
-                            self._grown[id(inner)] = found
-        found = self._grown.get(id(node), {})
+        found = self._grown_in(node)[0]
         pairs: list[tuple[ModuleSpec, ModuleSpec]] = []
         for arg in node.args:
             if arg.star == "*" and isinstance(arg.value, cst.Name):
@@ -446,7 +435,7 @@ class TorchSemantics(AnalyzerBase):
         builds the default's module, as it does in ``self.x = activation(...)``)."""
         out: dict[int, _Named] = {}
         for func in self._defs:
-            named = (param_defaults(func) or None, fixed_lists(func) or None)
+            named = (param_defaults(func) or None, self._fixed_lists(func) or None)
             if named != (None, None):
                 for node in own_nodes(func):
                     if type(node) is cst.Call:
