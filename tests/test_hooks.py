@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inplace_lint.facts.grown_lists import grown_pairs
+from inplace_lint.facts.grown_lists import grown
 from inplace_lint.facts.hooks import BackwardHooks, find_backward_hooks
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable
@@ -77,7 +77,7 @@ def _pairs(source: str) -> set[tuple[str, str]]:
     func = cst.parse_module(source).body[0]
     assert isinstance(func, cst.FunctionDef)
     module = cst.Module(body=[])
-    found = grown_pairs(func)
+    found = grown(func)[0]
     return {(module.code_for_node(a), module.code_for_node(b)) for a, b in found["layers"]}
 
 
@@ -105,4 +105,4 @@ def test_a_list_changed_otherwise_is_not_grown() -> None:
         "def make():\n    layers = []\n    layers.append(L())\n    layers.insert(0, R())\n"
     ).body[0]
     assert isinstance(func, cst.FunctionDef)
-    assert grown_pairs(func) == {}
+    assert grown(func)[0] == {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -12,8 +13,8 @@ from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.walk import is_expression, own_nodes, walk
 
-#: list name -> the items that may lead it (``grown_lists.Leads``)
-Leads = dict[str, tuple[cst.BaseExpression, ...]]
+if TYPE_CHECKING:  # grown_lists imports syntax, which imports this module
+    from inplace_lint.facts.grown_lists import Leads
 
 MODULE_BASES = ("torch.nn.Module",)
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.InplaceFunction")
@@ -80,9 +81,7 @@ class ModuleResolver:
         self._built: dict[str, ModuleSpec | None] = {}
         #: a method's lists grown by appends, the items that may lead each (set by the
         #: analyzer: ``grown_lists`` sits above this module)
-        self.leads_of: (
-            Callable[[cst.FunctionDef], dict[str, tuple[cst.BaseExpression, ...]]] | None
-        ) = None
+        self.leads_of: Callable[[cst.FunctionDef], Leads] | None = None
         #: the method whose ``self.x = ...`` statements are being read (``collect_attributes``):
         #: only an attribute's ``nn.Sequential(*layers)`` learns its leading members
         self.method: cst.FunctionDef | None = None

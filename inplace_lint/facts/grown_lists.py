@@ -56,12 +56,9 @@ def grown(
     return pairs, leads
 
 
-def grown_pairs(func: cst.FunctionDef | cst.Module) -> Pairs:
-    """The pairs of :func:`grown`."""
-    return grown(func)[0]
-
-
-def _flow(func: cst.FunctionDef | cst.Module, name: str, locals_: dict) -> _Flow:
+def _flow(
+    func: cst.FunctionDef | cst.Module, name: str, locals_: dict[str, cst.BaseExpression]
+) -> _Flow:
     flow = _Flow(name, locals_)
     for statement in func.body if isinstance(func, cst.Module) else func.body.body:
         flow.statement(statement)

@@ -22,6 +22,7 @@ from inplace_lint.facts.classes import (
     collect_attributes,
     collect_classes,
 )
+from inplace_lint.facts.conditions import Key
 from inplace_lint.facts.effects import AttributeWrite, Effect
 from inplace_lint.facts.fixed_lists import fixed_lists
 from inplace_lint.facts.grown_lists import Leads, Pairs, grown
@@ -200,7 +201,7 @@ class AnalyzerBase:
         #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
         self._subscript_of: dict[int, cst.Subscript] = {}
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
-        self._lists_by_call()
+        self._derived_tables()
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver, self._fixed_lists)
         self.facts = ev.Facts()
@@ -269,15 +270,17 @@ class AnalyzerBase:
         assert self._scope is not None
         return self._scope
 
-    def _lists_by_call(self) -> None:
-        """What lists grown by appends hold, looked up by call (filled on first use), and
-        the tables of branch conditions."""
+    def _derived_tables(self) -> None:
+        """Tables filled as the analysis goes: branch conditions, which function holds a
+        call, and what each function's lists hold (the last two on first use)."""
         #: branch id -> its condition (``conditions.condition_key``) and arm 0's outcome
-        self._conditions: dict[int, tuple[tuple[str, tuple[int, ...]], bool]] = {}
+        self._conditions: dict[int, tuple[Key, bool]] = {}
         #: value id -> the conditional expression arm that chose it (``a if c else b``)
         self._chosen: dict[int, tuple[tuple[int, int], ...]] = {}
         #: call id -> the function whose own code holds the call
         self._owners: dict[int, cst.FunctionDef] | None = None
+        #: function id -> its fixed literal lists (``fixed_lists``)
+        self._fixed: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] = {}
         #: function id -> what its lists grow by (``grown_lists.grown``)
         self._grown: dict[int, tuple[Pairs, Leads]] = {}
         self.resolver.leads_of = self._leads_of
@@ -290,9 +293,13 @@ class AnalyzerBase:
         return counts
 
     def _fixed_lists(self, func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ...]]:
-        return fixed_lists(func, self._bound_counts(func))
+        """``fixed_lists`` of ``func``, once per function."""
+        found = self._fixed.get(id(func))
+        if found is None:
+            found = self._fixed[id(func)] = fixed_lists(func, self._bound_counts(func))
+        return found
 
-    def _leads_of(self, func: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, ...]]:
+    def _leads_of(self, func: cst.FunctionDef) -> Leads:
         """The leading items of the lists grown by appends in ``func``."""
         return self._grown_by(func)[1]
 
@@ -303,16 +310,15 @@ class AnalyzerBase:
             found = self._grown[id(func)] = grown(func, self._bound_counts(func))
         return found
 
-    def _grown_in(self, call: cst.Call) -> tuple[Pairs, Leads]:
-        """The same for the function whose own code holds ``call`` (or the module's top
-        level)."""
+    def _owner(self, call: cst.Call) -> cst.FunctionDef | cst.Module:
+        """The function whose own code holds ``call``, or the module for its top level."""
         if self._owners is None:
             self._owners = {}
             for func in self._defs:
                 for node in own_nodes(func):
                     if type(node) is cst.Call:
                         self._owners[id(node)] = func
-        return self._grown_by(self._owners.get(id(call), self.module))
+        return self._owners.get(id(call), self.module)
 
     def _next(self) -> int:
         return next(self._seq)

@@ -32,6 +32,7 @@ from inplace_lint.facts.syntax import (
     _orelse,
     _returns_indices,
     _string_key,
+    int_index,
     runs_at_least_once,
 )
 
@@ -160,12 +161,12 @@ class Statements(AnalyzerBase):
             if small.value is not None:
                 values = self._eval(small.value)
                 self._note_return_shape(small.value, values)
-                scope.escapes.extend(self._flatten(values))
-                scope.returned_at.append((tuple(self._path), self._flatten(values)))
+                flat = self._flatten(values)
+                scope.escapes.extend(flat)
+                scope.returned_at.append((tuple(self._path), flat))
                 # a tuple display's items may each be several values, which breaks its
                 # positions: the caller unpacks what escapes, one tensor at a time
-                tuple_display = isinstance(small.value, cst.Tuple)
-                scope.returned.extend(self._flatten(values) if tuple_display else values)
+                scope.returned.extend(flat if isinstance(small.value, cst.Tuple) else values)
                 self._settle(small.value, None)
                 self._note_returned_targets(small.value)
         elif isinstance(small, cst.Del):
@@ -274,7 +275,7 @@ class Statements(AnalyzerBase):
                 if value.kind is Kind.TENSOR and value.origin == "arg" and not value.saved:
                     value.kind = Kind.CONTAINER
         if any(v.kind is Kind.CONTAINER for v in base):
-            index = _int_index(target)
+            index = int_index(target)
             for container in base:
                 if container.kind is not Kind.CONTAINER:
                     continue
@@ -326,7 +327,7 @@ class Statements(AnalyzerBase):
         """The tensors ``target`` names inside the containers among ``base``: the one at a
         constant position of a list display, else every element the container may hold."""
         key = _string_key(target)
-        index = _int_index(target)
+        index = int_index(target)
         out: list[Value] = []
         for value in base:
             if value.kind is not Kind.CONTAINER:
@@ -370,16 +371,3 @@ class Statements(AnalyzerBase):
         info = self.table.methods.get(method) if method else None
         if info is not None and write is not None:
             self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
-
-
-def _int_index(node: cst.Subscript) -> int | None:
-    """``xs[2]`` or ``xs[-1]``: the constant position, else None."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return None
-    value = node.slice[0].slice.value
-    negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
-    if negative:
-        value = value.expression
-    if isinstance(value, cst.Integer):
-        return -int(value.value) if negative else int(value.value)
-    return None

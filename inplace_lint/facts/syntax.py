@@ -116,6 +116,13 @@ def _constant_index(node: cst.Subscript) -> bool:
     return isinstance(value, cst.Integer | cst.SimpleString)
 
 
+def int_index(node: cst.Subscript) -> int | None:
+    """``xs[2]`` or ``xs[-1]``: the constant position, else None."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    return _int_literal(node.slice[0].slice.value)
+
+
 def _string_key(node: cst.Subscript) -> str | None:
     """The key of ``d["k"]``, or of ``td[(name, "k")]`` (a nested-key tuple with a string in
     it): no tensor takes a string index, so the subscripted value is a mapping."""

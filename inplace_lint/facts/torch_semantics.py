@@ -34,7 +34,6 @@ from inplace_lint.facts.syntax import (
     _indices_only,
     short_name,
 )
-from inplace_lint.facts.walk import own_nodes
 
 #: A function's parameter defaults and its fixed literal lists, by name (None when empty).
 _Named = tuple[
@@ -386,15 +385,12 @@ class TorchSemantics(AnalyzerBase):
         """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists, in the
         call or in a fixed literal list it unpacks (``nn.Sequential(*layers)``); a member
         built from a parameter (``activation(inplace=True)``) is the parameter's default."""
-        named: dict[int, _Named] | None = None
         for node in calls:
             if self.imports.qualify(node.func) != "torch.nn.Sequential":
                 continue
-            if named is None and any(
-                arg.star == "*" or self._bare_call(arg.value) for arg in node.args
-            ):
-                named = self._named_by_call()
-            defaults, lists = (named or {}).get(id(node), (None, None))
+            defaults, lists = None, None
+            if any(arg.star == "*" or self._bare_call(arg.value) for arg in node.args):
+                defaults, lists = self._named_at(node)
             spec = self.resolver.spec(node, defaults, lists=lists)
             if spec is not None and spec.elements:
                 self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
@@ -406,7 +402,7 @@ class TorchSemantics(AnalyzerBase):
     ) -> None:
         """``nn.Sequential(*layers)`` over a list its function grows by appends: the pairs of
         members that may run one right after the other (``grown_lists``)."""
-        found = self._grown_in(node)[0]
+        found = self._grown_by(self._owner(node))[0]
         pairs: list[tuple[ModuleSpec, ModuleSpec]] = []
         for arg in node.args:
             if arg.star == "*" and isinstance(arg.value, cst.Name):
@@ -429,18 +425,14 @@ class TorchSemantics(AnalyzerBase):
             and self.imports.qualify(value.func) is None
         )
 
-    def _named_by_call(self) -> dict[int, _Named]:
-        """For each call inside a function: that function's parameter defaults and fixed
-        literal lists (so ``activation(inplace=True)`` under ``activation=nn.LeakyReLU``
-        builds the default's module, as it does in ``self.x = activation(...)``)."""
-        out: dict[int, _Named] = {}
-        for func in self._defs:
-            named = (param_defaults(func) or None, self._fixed_lists(func) or None)
-            if named != (None, None):
-                for node in own_nodes(func):
-                    if type(node) is cst.Call:
-                        out[id(node)] = named
-        return out
+    def _named_at(self, call: cst.Call) -> _Named:
+        """The parameter defaults and fixed literal lists of the function holding ``call``
+        (so ``activation(inplace=True)`` under ``activation=nn.LeakyReLU`` builds the
+        default's module, as it does in ``self.x = activation(...)``)."""
+        func = self._owner(call)
+        if not isinstance(func, cst.FunctionDef):
+            return None, None
+        return param_defaults(func) or None, self._fixed_lists(func) or None
 
 
 def _inplace_mode(info: OpInfo | None, args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:

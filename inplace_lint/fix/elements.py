@@ -156,16 +156,8 @@ class ElementRewrites(LineEdits):
         """Some use of ``name`` in its scope shows a list or dict: a binding to a display,
         comprehension, ``list()`` or ``dict()``, or ``name.append``/``extend``/``insert``
         (methods no tensor has). Cloning it, as a tensor's item write is fixed, would fail."""
-        scope = next(
-            (a for a in self.ancestors(name) if isinstance(a, cst.FunctionDef | cst.Module)),
-            None,
-        )
-        if scope is None:
-            return False
-        names, _ = self._scope_index(scope)
-        for node, nested in names.get(name.value, ()):
-            if nested:
-                continue
+        found = self._own_uses(name)
+        for node in found[0] if found is not None else ():
             holder = self.parent.get(node)
             if isinstance(holder, cst.Attribute) and holder.value is node:
                 if holder.attr.value in ("append", "extend", "insert"):
@@ -176,21 +168,25 @@ class ElementRewrites(LineEdits):
                     return True
         return False
 
-    def _is_container(self, name: cst.Name) -> bool:
-        """Every binding of ``name`` in its scope makes a list or a dict."""
+    def _own_uses(self, name: cst.Name) -> tuple[list[cst.Name], set[str]] | None:
+        """The ``Name`` nodes of ``name`` in its scope (not in nested scopes), and the names
+        the scope declares ``global``/``nonlocal``; None outside a function or module."""
         scope = next(
             (a for a in self.ancestors(name) if isinstance(a, cst.FunctionDef | cst.Module)),
             None,
         )
         if scope is None:
-            return False
+            return None
         names, declared = self._scope_index(scope)
-        if name.value in declared:
+        return [node for node, nested in names.get(name.value, ()) if not nested], declared
+
+    def _is_container(self, name: cst.Name) -> bool:
+        """Every binding of ``name`` in its scope makes a list or a dict."""
+        found = self._own_uses(name)
+        if found is None or name.value in found[1]:
             return False
         bound = False
-        for node, nested in names.get(name.value, ()):
-            if nested:
-                continue
+        for node in found[0]:
             holder = self.parent.get(node)
             if isinstance(holder, cst.Param) or (
                 isinstance(holder, cst.For) and holder.target is node
