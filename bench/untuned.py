@@ -82,6 +82,15 @@ Run 7 used the same options with its own files (``bench/untuned_projects_7.json`
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_7.json \
         --dest bench/.untuned/run7 --saved --verdicts bench/untuned_verdicts_7.json \
         --projects-table --per-code --list --markdown
+
+Run 8 used the same options with its own files (``bench/untuned_projects_8.json``,
+``bench/.untuned/run8``, ``--linter /work/base28``, ``bench/untuned_verdicts_8.json``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_8.json \
+        --dest bench/.untuned/run8 --linter /work/base28
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_8.json \
+        --dest bench/.untuned/run8 --saved --verdicts bench/untuned_verdicts_8.json \
+        --projects-table --per-code --list --markdown
 """
 
 from __future__ import annotations
