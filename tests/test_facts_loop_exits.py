@@ -35,3 +35,34 @@ def test_the_same_tensor_appended_before_a_later_write_is_still_stale() -> None:
     write = SHARED_ACROSS_LEVELS.splitlines().index("    t[0] = 1") + 1
     assert codes(SHARED_ACROSS_LEVELS) == [(write, "IPL002")]
     assert run(SHARED_ACROSS_LEVELS)["stacked"][0, 0] == 1  # changed behind out[0]
+
+
+LAYERS = """
+import torch
+import torch.nn as nn
+
+
+class Enc(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.enc = nn.ModuleList([nn.Linear(4, 4) for _ in range(n)])
+
+    def forward(self, xs_pad, mask):
+        for module in self.enc:
+            xs_pad = module(xs_pad)
+        xs_pad.masked_fill_(mask, 0.0)
+        return xs_pad
+
+
+x = torch.randn(2, 4)
+kept = x.clone()
+y = Enc(2)(x, torch.tensor([[True, False, False, False]] * 2))
+assert torch.equal(x, kept)
+"""
+
+
+def test_a_loop_over_a_models_layers_runs_at_least_once() -> None:
+    """``xs_pad`` is a layer's output after the loop, not the caller's tensor (espnet's RNN
+    encoders, untuned run 8); an empty model is no configuration to warn about."""
+    assert codes(LAYERS) == []
+    run(LAYERS)

@@ -79,6 +79,9 @@ class Binder(AnalyzerBase):
             module = self._passed_module(name, position)
             if module is not None and (value.origin == "arg" or value.kind is Kind.MODULE):
                 value = new_value(Kind.MODULE, name, module=module)
+            given = self._given_module(name)
+            if given is not None:
+                value = given
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
                 passed = self.arg_grads.get(key, {})
@@ -88,6 +91,16 @@ class Binder(AnalyzerBase):
                 else:
                     value.grad = max([value.grad, *recorded])
             self._bind(name, [value])
+
+    def _given_module(self, name: str) -> Value | None:
+        """In ``__init__``, a parameter every construction passes a module for, which
+        ``__init__`` stores on ``self``: the same module as that attribute (``constructed``)."""
+        ctx = self.scope.ctx
+        cls = ctx.cls
+        if cls is None or ctx.name != "__init__" or name not in cls.given:
+            return None
+        found = self._lookup(f"self.{cls.given[name]}")
+        return found[0] if found and found[0].kind is Kind.MODULE else None
 
     def _passed_module(self, name: str, position: int) -> ModuleSpec | None:
         """The same-file module class instance that every same-file call of this plain

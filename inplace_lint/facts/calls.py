@@ -11,6 +11,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts import ledger
+from inplace_lint.facts.effects import updates_param_groups
 from inplace_lint.facts.heuristics import (
     _model_matches,
     _optimizer_hint,
@@ -44,6 +45,7 @@ from inplace_lint.facts.syntax import (
     _passes_true,
     short_name,
 )
+from inplace_lint.facts.vanishing import VANISHING_FUNCTIONS, VANISHING_METHODS
 from inplace_lint.facts.walk import (
     nested_scope,
     own_nodes,
@@ -62,6 +64,8 @@ class Calls(AnalyzerBase):
         func = node.func
         qualified = self.imports.qualify(func)
         if qualified is not None and qualified.startswith("torch"):
+            if qualified in VANISHING_FUNCTIONS and node.args and node.args[0].keyword is None:
+                self._vanishing_reads.add(id(node.args[0].value))
             return self._torch_call(qualified, node)
         if isinstance(func, cst.Attribute):
             callee = dotted_name(func)
@@ -137,6 +141,11 @@ class Calls(AnalyzerBase):
         if cls.is_module:
             spec = ModuleSpec(qualname=None, node=node, user_class=name)
             return [new_value(Kind.MODULE, name, module=spec)]
+        if cls.is_optimizer:  # ``SAM(model.parameters(), ...)``: its class says what it steps
+            optimizer = new_value(Kind.OPTIMIZER, name)
+            optimizer.module = ModuleSpec(qualname=None, node=node, user_class=name)
+            optimizer.elements = self._param_groups(args)
+            return [optimizer]
         self._record_call(name, node, args)
         return [new_value(Kind.OTHER, name)]
 
@@ -263,7 +272,11 @@ class Calls(AnalyzerBase):
                     ),
                     stmt=mutation.stmt,
                 )
-                if leaves and write is not None and not exempt and not self.scope.no_grad:
+                if (
+                    leaves
+                    and write is not None
+                    and not (exempt or mutation.bypass or self.scope.no_grad)
+                ):
                     # torch raises at the call: a leaf that requires grad written in place
                     self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
         return given_back
@@ -298,6 +311,7 @@ class Calls(AnalyzerBase):
             if method == "backward":
                 self._backward_call(node, receiver, args)
             return [new_value(Kind.OTHER)]
+        self._note_reader(method, func.value)
         receiver = self._eval(func.value)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             args = self._args(node)
@@ -319,7 +333,7 @@ class Calls(AnalyzerBase):
             return [new_value(Kind.OTHER)]
         args = self._args(node)
         kinds = {v.kind for v in receiver}
-        if method == "step":
+        if method == "step" or self._updates_parameters(receiver, method):
             stepped = self._optimizer_params(func.value, receiver, args)
             # With no gradients yet (straight-line code before any backward) step() skips
             # every parameter; in a loop, a function or after a backward it updates them.
@@ -328,8 +342,7 @@ class Calls(AnalyzerBase):
                 self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
                 return [new_value(Kind.OTHER)]
         if method in ("parameters", "named_parameters") and receiver:
-            named = "named" if method == "named_parameters" else ""
-            return [Value(kind=Kind.PARAM_ITER, group=receiver[0].group, origin=named)]
+            return [self._parameters_of(receiver, method)]
         state = self._state_method(method, receiver, args, node, func)
         if state is not None:
             return state
@@ -368,6 +381,39 @@ class Calls(AnalyzerBase):
         if not tensors:
             return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
         return self._tensor_method(node, func, method, tensors, args, scope)
+
+    def _updates_parameters(self, receiver: list[Value], method: str) -> bool:
+        """``optimizer.first_step()`` on a same-file optimizer class whose method writes the
+        parameters of its ``param_groups`` in place: an update like ``step()``."""
+        for value in receiver:
+            cls_name = value.module.user_class if value.module is not None else None
+            cls = self.classes.get(cls_name) if cls_name else None
+            if (
+                value.kind is Kind.OPTIMIZER
+                and cls is not None
+                and method in cls.methods
+                and updates_param_groups(cls.methods[method], self.table)
+            ):
+                return True
+        return False
+
+    def _note_reader(self, method: str, receiver: cst.BaseExpression) -> None:
+        """Remember reads that pass no gradient at minus infinity (``softmax``) or that
+        autograd does not record (``detach``), for the hidden-write check."""
+        if method in VANISHING_METHODS:
+            self._vanishing_reads.add(id(receiver))
+        elif method == "detach":
+            self._untracked_reads.add(id(receiver))
+
+    def _parameters_of(self, receiver: list[Value], method: str) -> Value:
+        """``m.parameters()``: only a module has parameters, so a value that might have been
+        a tensor is a module after all."""
+        for value in receiver:
+            if value.kind is Kind.TENSOR and not value.sure:
+                value.kind = Kind.MODULE
+                value.module = ModuleSpec(qualname=None, node=None)
+        named = "named" if method == "named_parameters" else ""
+        return Value(kind=Kind.PARAM_ITER, group=receiver[0].group, origin=named)
 
     def _optimizer_params(
         self,

@@ -55,6 +55,11 @@ class ClassFacts:
     #: attributes assigned a dict, list, set or tuple display (or ``dict()``) somewhere: on
     #: that path they hold a container, so a subscript store into them is no tensor write
     displays: set[str] = field(default_factory=set)
+    #: ``__init__`` parameters stored on ``self`` that every construction in the file gives a
+    #: module (``constructed``): parameter -> attribute
+    given: dict[str, str] = field(default_factory=dict)
+    #: attributes ``__init__`` sets from a parameter: what every construction passes there
+    constants: dict[str, tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
 
 
 def literal_bool(node: cst.BaseExpression | None) -> bool | None:
@@ -411,11 +416,14 @@ def collect_attributes(
     facts: ClassFacts,
     resolver: ModuleResolver,
     lists_of: Callable[[cst.FunctionDef], dict[str, tuple[cst.BaseExpression, ...]]] | None = None,
+    passed: dict[str, ModuleSpec] | None = None,
 ) -> None:
     """Fill ``facts.modules``/``parameters``/``buffers`` from ``self.x = ...`` in methods;
-    ``lists_of``: a method's fixed literal lists (``fixed_lists``), for ``*layers``."""
+    ``lists_of``: a method's fixed literal lists (``fixed_lists``), for ``*layers``;
+    ``passed``: the modules every construction gives ``__init__``'s parameters."""
     for method in facts.methods.values():
         defaults = param_defaults(method)
+        given = passed if passed and method.name.value == "__init__" else None
         statements = _assignments(method)
         unpacks = lists_of is not None and any(
             isinstance(stmt, cst.Assign)
@@ -427,6 +435,8 @@ def collect_attributes(
         resolver.method = method if unpacks else None
         for stmt in statements:
             if isinstance(stmt, cst.Assign):
+                if given is not None and _record_given(facts, stmt, given):
+                    continue
                 for target in stmt.targets:
                     _record(facts, resolver, target.target, stmt.value, named, statements)
             elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
@@ -435,6 +445,33 @@ def collect_attributes(
                 _record_register(facts, stmt)
                 _record_member(facts, resolver, stmt)
     resolver.method = None
+
+
+def _record_given(facts: ClassFacts, stmt: cst.Assign, given: dict[str, ModuleSpec]) -> bool:
+    """``self.critic = critic`` (or a tuple of such) in ``__init__``, where every construction
+    passes a module for ``critic``: the attribute is that module."""
+    target, value = stmt.targets[0].target, stmt.value
+    if len(stmt.targets) != 1:
+        return False
+    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=False)]
+    else:
+        pairs = [(target, value)]
+    recorded = False
+    for left, right in pairs:
+        name = dotted_name(left)
+        if (
+            isinstance(right, cst.Name)
+            and right.value in given
+            and name is not None
+            and name.startswith("self.")
+            and name.count(".") == 1
+        ):
+            facts.modules[name[5:]] = given[right.value]
+            facts.assigned.add(name[5:])
+            facts.given.setdefault(right.value, name[5:])
+            recorded = True
+    return recorded and len(pairs) == 1
 
 
 def _record(

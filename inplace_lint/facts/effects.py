@@ -192,3 +192,33 @@ def _self_root(node: cst.BaseExpression, table: OpTable) -> str | None:
             return None
         else:
             return None
+
+
+def updates_param_groups(func: cst.FunctionDef, table: OpTable) -> bool:
+    """An optimizer method that writes its parameters in place: ``for group in
+    self.param_groups: for p in group["params"]: p.add_(e_w)`` (SAM's ``first_step``). A call
+    of it is a parameter update like ``step()``."""
+    groups: set[str] = set()
+    params: set[str] = set()
+    for node in walk(func.body, skip=nested_scope):
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            iterated = node.iter
+            if _self_attribute(iterated) == "param_groups":
+                groups.add(node.target.value)
+            elif (
+                isinstance(iterated, cst.Subscript)
+                and isinstance(iterated.value, cst.Name)
+                and iterated.value.value in groups
+            ):
+                params.add(node.target.value)
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and table.is_inplace_method(node.func.attr.value)
+        ):
+            receiver = node.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+                receiver = receiver.value
+            if isinstance(receiver, cst.Name) and receiver.value in params:
+                return True
+    return False

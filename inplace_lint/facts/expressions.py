@@ -16,7 +16,7 @@ from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
 from inplace_lint.facts.ledger import Pending as _Pending
-from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import (
     METADATA_ATTRIBUTES,
@@ -31,6 +31,7 @@ from inplace_lint.facts.syntax import (
     _string_key,
     _subscript_texts,
 )
+from inplace_lint.facts.vanishing import fill_value, minus_infinity
 
 
 class Expressions(AnalyzerBase):
@@ -373,8 +374,18 @@ class Expressions(AnalyzerBase):
         for pending in scope.hidden:
             if pending.done or now <= pending.seq or not groups & pending.groups:
                 continue
+            if id(node) in self._untracked_reads:
+                continue  # ``x.data`` / ``x.detach()``: autograd records no use of x here
+            if id(node) in self._vanishing_reads and self._fills_minus_infinity(pending.write):
+                continue  # softmax of a -inf fill: zero gradient there either way
             pending.done = True
             self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+
+    def _fills_minus_infinity(self, write: Write) -> bool:
+        value = fill_value(write)
+        cls = self.scope.ctx.cls
+        constants = cls.constants if cls is not None else None
+        return value is not None and minus_infinity(value, self.imports, constants)
 
     def _stale_snapshot(
         self, values: list[Value], node: cst.CSTNode, name: str, now: int, stored: bool = False
@@ -450,6 +461,8 @@ class Expressions(AnalyzerBase):
             if attr == "grad":
                 return [new_value(Kind.TENSOR, grad=0, sure=True)]
             return [new_value(Kind.OTHER)]
+        if attr == "data":
+            self._untracked_reads.add(id(node.value))
         base = self._eval(node.value)
         out: list[Value] = []
         for value in base:

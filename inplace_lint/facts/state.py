@@ -23,6 +23,11 @@ from inplace_lint.facts.classes import (
     collect_classes,
 )
 from inplace_lint.facts.conditions import Key
+from inplace_lint.facts.constructed import (
+    constructed_arguments,
+    constructed_modules,
+    given_values,
+)
 from inplace_lint.facts.effects import AttributeWrite, Effect
 from inplace_lint.facts.fixed_lists import fixed_lists
 from inplace_lint.facts.grown_lists import Leads, Pairs, grown
@@ -200,10 +205,13 @@ class AnalyzerBase:
         self._arm_appends: list[list[tuple[Value, Value]]] = []
         #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
         self._subscript_of: dict[int, cst.Subscript] = {}
+        #: ids of expressions read by softmax, exp or sigmoid (``vanishing``)
+        self._vanishing_reads: set[int] = set()
+        #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
+        self._untracked_reads: set[int] = set()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
         self._derived_tables()
-        for facts in self.classes.values():
-            collect_attributes(facts, self.resolver, self._fixed_lists)
+        self._collect_attributes()
         self.facts = ev.Facts()
         #: full backward hook registrations (filled by ``Analyzer.run``)
         self.backward_hooks = BackwardHooks([])
@@ -252,6 +260,15 @@ class AnalyzerBase:
         self._inlinable_: dict[int, int | None] = {}
         #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)
         self._inline_budget = 0
+
+    def _collect_attributes(self) -> None:
+        """What each class's methods store on ``self``, with what its constructions give
+        ``__init__`` (``constructed``)."""
+        given = constructed_arguments(self.module, self._defs, self.classes)
+        passed = constructed_modules(given, self.resolver)
+        for facts in self.classes.values():
+            collect_attributes(facts, self.resolver, self._fixed_lists, passed.get(facts.name))
+            facts.constants = given_values(facts, given.get(facts.name, {}))
 
     def _start_modes(self) -> None:
         """The interpreter's modes, all off."""

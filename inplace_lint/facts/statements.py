@@ -112,7 +112,9 @@ class Statements(AnalyzerBase):
         if parts is not None:
             self._loop(stmt.body.body, (stmt.target, []), parts, counters, once=once)
         else:
-            elements = self._iterate(self._eval(stmt.iter))
+            iterated = self._eval(stmt.iter)
+            once = once or _model_parts(iterated)
+            elements = self._iterate(iterated)
             self._loop(stmt.body.body, (stmt.target, elements), counters=counters, once=once)
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
@@ -371,3 +373,25 @@ class Statements(AnalyzerBase):
         info = self.table.methods.get(method) if method else None
         if info is not None and write is not None:
             self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
+
+
+#: module containers whose members a loop visits
+_MODULE_CONTAINERS = frozenset(
+    {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
+)
+
+
+def _model_parts(values: list[Value]) -> bool:
+    """A loop over a model's layers (a ModuleList, Sequential or ModuleDict) or over its
+    parameters runs at least once: a model with no layers or parameters is no configuration
+    to reason about (untuned runs 7 and 8: ``for module in self.enc: xs = module(xs)``
+    followed by a write that only a zero-trip loop would send to the caller's tensor)."""
+    return bool(values) and all(
+        v.kind is Kind.PARAM_ITER
+        or (
+            v.kind is Kind.MODULE
+            and v.module is not None
+            and v.module.qualname in _MODULE_CONTAINERS
+        )
+        for v in values
+    )

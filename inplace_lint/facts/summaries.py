@@ -34,6 +34,8 @@ class Mutation:
     side_effect: bool = False
     #: the write goes to the elements of a list/iterable argument (``for p in params: p.sub_``)
     elementwise: bool = False
+    #: through ``.data`` or ``.detach()``: torch lets it write a leaf that requires grad
+    bypass: bool = False
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -56,6 +58,21 @@ def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
             node = node.func.value
         else:
             return None
+
+
+def _bypasses(node: cst.BaseExpression, table: OpTable) -> bool:
+    """Whether a write target reaches its root through ``.data`` or ``.detach()``."""
+    while True:
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "detach":
+                return True
+            node = node.func.value
+        elif isinstance(node, cst.Subscript | cst.Attribute):
+            node = node.value
+        else:
+            return False
 
 
 def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
@@ -168,7 +185,14 @@ class _MutationFinder(Walker):
         #: ``returns = r``, ``flat = r.view(-1)``: -> the parameter
         self.alias_of: dict[str, str] = {}
 
-    def hit(self, name: str | None, node: cst.CSTNode, what: str, augmented: bool = False) -> None:
+    def hit(
+        self,
+        name: str | None,
+        node: cst.CSTNode,
+        what: str,
+        augmented: bool = False,
+        bypass: bool = False,
+    ) -> None:
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
         if name is not None and name in self.alias_of:
             name = self.alias_of[name]
@@ -190,6 +214,7 @@ class _MutationFinder(Walker):
                 guard,
                 index_of.get(guard, -1) if guard else -1,
                 elementwise=elementwise,
+                bypass=bypass,
             )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -219,7 +244,8 @@ class _MutationFinder(Walker):
         table = self.table
         func_node = node.func
         if isinstance(func_node, cst.Attribute) and table.is_inplace_method(func_node.attr.value):
-            self.hit(_root(func_node.value, table), node, f"`.{func_node.attr.value}()`")
+            what = f"`.{func_node.attr.value}()`"
+            self.hit(_root(func_node.value, table), node, what, bypass=_bypasses(func_node, table))
             return
         qualified = self.imports.qualify(func_node) or ""
         if not qualified.startswith("torch") or qualified.startswith("torch.nn.utils."):

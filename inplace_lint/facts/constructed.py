@@ -1,0 +1,180 @@
+"""Modules a class is given at construction: ``SACPolicy(Actor(), Critic())``.
+
+Real training code often builds its networks outside the class that trains them and passes
+them in: ``self.actor, self.critic = actor, critic`` in ``__init__``, an optimizer over
+``critic.parameters()``, and forwards through ``self.critic(...)`` in ``learn``. Read alone,
+``__init__``'s parameters are unknown, so ``self.critic`` is no module and the optimizer
+steps nothing any forward saved. This pass reads what the file's own constructions of the
+class pass for each parameter that ``__init__`` stores on ``self``: when every construction
+passes a module (a constructor call, or a name its scope binds once to one), the parameter
+and the attribute are that module.
+
+Limits: only same-file classes constructed by name in this file; a construction through
+``*args``/``**kwargs``, or one that passes anything else for the parameter (``None``, a name
+bound twice, an argument of the caller), leaves it unknown; a subclass's ``super().__init__``
+is not a construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+from inplace_lint.facts.classes import ClassFacts, ModuleResolver
+from inplace_lint.facts.model import ModuleSpec
+from inplace_lint.facts.walk import nested_scope, own_nodes, walk
+
+
+def stored_params(init: cst.FunctionDef) -> dict[str, str]:
+    """``__init__``'s parameters stored whole on ``self``: parameter -> attribute
+    (``self.critic = critic``, ``self.actor, self.critic = actor, critic``)."""
+    params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
+    stored: dict[str, str] = {}
+    for node in own_nodes(init):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            continue
+        pairs: Iterable[tuple[cst.BaseExpression, cst.BaseExpression]]
+        target, value = node.targets[0].target, node.value
+        if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
+            if len(target.elements) != len(value.elements):
+                continue
+            pairs = zip(
+                (e.value for e in target.elements), (e.value for e in value.elements), strict=True
+            )
+        else:
+            pairs = ((target, value),)
+        for left, right in pairs:
+            if (
+                isinstance(right, cst.Name)
+                and right.value in params
+                and isinstance(left, cst.Attribute)
+                and isinstance(left.value, cst.Name)
+                and left.value.value == "self"
+            ):
+                stored.setdefault(right.value, left.attr.value)
+    return stored
+
+
+def constructed_arguments(
+    module: cst.Module, defs: list[cst.FunctionDef], classes: dict[str, ClassFacts]
+) -> dict[str, dict[str, list[cst.BaseExpression | None]]]:
+    """Class name -> a parameter ``__init__`` stores on ``self`` -> what each construction in
+    the file passes there, a name bound once in the construction's scope read through to its
+    value (None where that cannot be told)."""
+    wanted: dict[str, tuple[cst.FunctionDef, dict[str, str]]] = {}
+    for cls in classes.values():
+        init = cls.methods.get("__init__")
+        stored = stored_params(init) if init is not None else {}
+        if init is not None and stored:
+            wanted[cls.name] = (init, stored)
+    if not wanted:
+        return {}
+    given: dict[str, dict[str, list[cst.BaseExpression | None]]] = {}
+    scopes = [list(walk(module, skip=nested_scope)), *(own_nodes(d) for d in defs)]
+    for nodes in scopes:
+        bound: dict[str, list[cst.BaseExpression]] | None = None
+        for node in nodes:
+            if not (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Name)
+                and node.func.value in wanted
+            ):
+                continue
+            if bound is None:
+                bound = _single_bindings(nodes)
+            init, stored = wanted[node.func.value]
+            for param in stored:
+                expr = _argument(init, param, node)
+                if isinstance(expr, cst.Name) and expr.value in bound:
+                    values = bound[expr.value]
+                    expr = values[0] if len(values) == 1 else None
+                given.setdefault(node.func.value, {}).setdefault(param, []).append(expr)
+    return given
+
+
+def constructed_modules(
+    given: dict[str, dict[str, list[cst.BaseExpression | None]]], resolver: ModuleResolver
+) -> dict[str, dict[str, ModuleSpec]]:
+    """Class name -> ``__init__`` parameter -> the module every construction passes there."""
+    found: dict[str, dict[str, ModuleSpec]] = {}
+    for class_name, params in given.items():
+        for param, exprs in params.items():
+            specs = [resolver.spec(e) if e is not None else None for e in exprs]
+            merged = _merged([s for s in specs if s is not None]) if None not in specs else None
+            if merged is not None:
+                found.setdefault(class_name, {})[param] = merged
+    return found
+
+
+def _single_bindings(nodes: list[cst.CSTNode]) -> dict[str, list[cst.BaseExpression]]:
+    """Names a scope assigns, with every value assigned to each (``actor = Actor()``)."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in nodes:
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bound.setdefault(target.target.value, []).append(node.value)
+                else:
+                    for name in walk(target.target):
+                        if isinstance(name, cst.Name):
+                            bound.setdefault(name.value, []).append(target.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr)):
+            for name in walk(getattr(node, "target", node)):
+                if isinstance(name, cst.Name):
+                    bound.setdefault(name.value, []).extend([node, node])  # never single
+    return bound
+
+
+def _argument(init: cst.FunctionDef, param: str, call: cst.Call) -> cst.BaseExpression | None:
+    """What ``call`` passes for ``init``'s ``param``: by keyword, by position (``self`` not
+    counted), or the default; None when it cannot be told (``*args``, ``**kwargs``)."""
+    positional = list(init.params.params)[1:]
+    index = next((i for i, p in enumerate(positional) if p.name.value == param), None)
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == param:
+                return arg.value
+            continue
+        if position == index:
+            return arg.value
+        position += 1
+    declared = next(
+        (p for p in (*init.params.params, *init.params.kwonly_params) if p.name.value == param),
+        None,
+    )
+    return declared.default if declared is not None else None
+
+
+def _merged(specs: list[ModuleSpec]) -> ModuleSpec | None:
+    """One module for what several constructions pass: theirs when they agree, else some
+    module that may be any of the same-file classes passed."""
+    if not specs:
+        return None
+    first = specs[0]
+    if all(
+        (s.qualname, s.user_class, s.inplace) == (first.qualname, first.user_class, first.inplace)
+        for s in specs
+    ):
+        return first
+    classes = sorted({c for s in specs for c in s.classes})
+    return ModuleSpec(qualname=None, node=None, candidates=tuple(classes))
+
+
+def given_values(
+    cls: ClassFacts, given: dict[str, list[cst.BaseExpression | None]]
+) -> dict[str, tuple[cst.BaseExpression, ...]]:
+    """Attribute -> what every construction in the file passes for the ``__init__``
+    parameter stored there (``self.mask_value = mask_value``)."""
+    init = cls.methods.get("__init__")
+    if init is None or not given:
+        return {}
+    found: dict[str, tuple[cst.BaseExpression, ...]] = {}
+    for param, attr in stored_params(init).items():
+        exprs = given.get(param)
+        if exprs and all(e is not None for e in exprs):
+            found.setdefault(attr, tuple(e for e in exprs if e is not None))
+    return found
