@@ -415,3 +415,32 @@ def test_a_shallow_stack_is_no_user_site_and_no_error() -> None:
     thread.start()
     thread.join()
     assert found == [False]
+
+
+DISJOINT_SLOT = """
+import torch
+
+torch.manual_seed(0)
+q = torch.randn(2, 1, 3, requires_grad=True)
+cache = torch.zeros(2, 6, 3)
+cache.data[:, 0:4] = torch.randn(2, 4, 3)
+keys = cache[:, :4]
+out = (q @ keys.transpose(-2, -1)).sum()
+cache.data[:, 4:6] = 1.0
+out.backward()
+grad = q.grad
+"""
+
+
+def test_a_write_beside_a_saved_view_is_no_silent_write(tmp_path: Path) -> None:
+    """``keys`` (rows 0-3 of each batch) was saved by the batched matmul; the write fills rows
+    4-5, which lie inside the byte range ``keys`` spans (batch 0's rows 4-5) but hold none of
+    its elements. Pass A once took the range for the elements and confirmed a silent write
+    (delta-iris's KV cache, round 15)."""
+    report = check(subject_for(str(_write(tmp_path, "slot.py", DISJOINT_SLOT))))
+    assert report.confirmed == []
+    cache = torch.zeros(2, 6, 3)
+    keys = cache[:, :4]
+    saved = keys.clone()
+    cache.data[:, 4:6] = 1.0
+    assert torch.equal(keys, saved)  # the saved elements really are untouched

@@ -159,6 +159,33 @@ def _span(tensor: torch.Tensor) -> tuple[int, int]:
     return (start, start + (extent + 1) * size)
 
 
+#: Storages up to this many elements get the exact element test; larger ones keep the byte
+#: ranges (a conservative answer: they may share elements).
+_EXACT_ELEMENTS = 1 << 22
+
+
+def _shares_elements(
+    a: torch.Tensor, span_a: tuple[int, int], b: torch.Tensor, span_b: tuple[int, int]
+) -> bool:
+    """Whether two tensors on one storage address a common element. Overlapping byte ranges
+    are not enough for strided views: ``cache[:, :4]`` spans batch 0's rows 4-5, which
+    ``cache[:, 4:6]`` writes, without holding them. Tested exactly (offsets of both laid over
+    one index range) where the storage is small enough and both have one element size."""
+    if not (span_a[0] < span_b[1] and span_b[0] < span_a[1]):
+        return False
+    size = a.element_size()
+    if size != b.element_size() or (a.is_contiguous() and b.is_contiguous()):
+        return True  # contiguous ranges that overlap share elements
+    count = max(span_a[1], span_b[1]) // size
+    if count > _EXACT_ELEMENTS:
+        return True
+    with torch.no_grad():
+        index = torch.arange(count, device=a.device)
+        mine = torch.as_strided(index, a.shape, a.stride(), a.storage_offset()).reshape(-1)
+        theirs = torch.as_strided(index, b.shape, b.stride(), b.storage_offset()).reshape(-1)
+        return bool(torch.isin(mine, theirs).any())
+
+
 def _written(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """The tensors ``func`` writes, by its schema (positional, keyword-only, tensor lists)."""
     positions = _WRITES.get(func)
@@ -381,7 +408,7 @@ class Detector:
                 if not site_done:
                     site = sites.user_site(3)
                     site_done = True
-                overlaps = span[0] < saved.span[1] and saved.span[0] < span[1]
+                overlaps = _shares_elements(tensor, span, saved.tensor, saved.span)
                 write = Write(
                     site,
                     _op_name(func),
