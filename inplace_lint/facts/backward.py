@@ -163,7 +163,19 @@ class Backward(AnalyzerBase):
         records: set[SaveRecord] = set()
         for value in values:
             records |= value.hist
+        self._note_method_backward(records, node, retain)
+        self._backward_records(records, node, retain, what)
+
+    def _backward_records(
+        self, records: set[SaveRecord], node: cst.CSTNode | None, retain: bool, what: str
+    ) -> None:
+        """A backward point over a graph that depends on ``records``."""
+        scope = self.scope
         for write, record in overwritten(records, scope.consumed):
+            if record.id < scope.start_id and write.seq < scope.start_seq:
+                # a graph this function was handed, and a write another function's analysis
+                # made: their order is the calls' (replayed where one method calls another)
+                continue
             if (
                 node is None
                 and write.update
@@ -178,3 +190,24 @@ class Backward(AnalyzerBase):
             scope.differentiated |= {r.id for r in records}
         if not retain and node is not None:
             scope.consumed |= {r.id for r in records}
+
+    def _note_method_backward(
+        self, records: set[SaveRecord], node: cst.CSTNode | None, retain: bool
+    ) -> None:
+        """A method's backward over graphs it was handed (saves made before it ran): what a
+        ``self.method()`` call replays in its caller (``backward_G`` after ``forward``)."""
+        scope = self.scope
+        cls = scope.ctx.cls
+        if node is None or cls is None or scope.ctx.node is None or self._inlining:
+            return
+        handed = frozenset(r for r in records if r.id < scope.start_id)
+        if handed:
+            key = (cls.name, scope.ctx.name)
+            self.method_backwards.setdefault(key, []).append((handed, retain))
+
+    def _replay_method_backwards(self, class_name: str, method: str, node: cst.Call) -> None:
+        """``self.backward_G()``: its backward points over the graphs it was handed, here."""
+        for records, retain in self.method_backwards.get((class_name, method), []):
+            self.scope.backward_seen = True
+            self._note_method_backward(set(records), node, retain)  # for this method's callers
+            self._backward_records(set(records), node, retain, f"`self.{method}()`")

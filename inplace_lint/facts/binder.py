@@ -82,6 +82,8 @@ class Binder(AnalyzerBase):
             given = self._given_module(name)
             if given is not None:
                 value = given
+            if ctx.role == "forward" and position == 0:
+                self.scope.first_input = value
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
                 passed = self.arg_grads.get(key, {})
@@ -192,6 +194,11 @@ class Binder(AnalyzerBase):
                 scope.env[name] = [value]
                 scope.bindings.setdefault(name, 0)
                 return [value]
+            if value is None and key in self.attribute_values:
+                # a graph another method left on ``self`` (``steps._publish_attributes``)
+                scope.env[name] = list(self.attribute_values[key])
+                scope.bindings.setdefault(name, 0)
+                return scope.env[name]
             if value is not None:
                 scope.env[name] = [value]
                 scope.bindings.setdefault(name, 0)

@@ -57,6 +57,9 @@ from inplace_lint.facts.walk import (
 CONSTRUCTION_NOTE = "created with inplace=True here"
 
 
+Args = list[tuple[str, cst.Arg, list[Value]]]
+
+
 class Calls(AnalyzerBase):
     """The calls room of the interpreter (see the module docstring)."""
 
@@ -182,6 +185,10 @@ class Calls(AnalyzerBase):
         else:
             entry = self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
+        if method_of is not None and cls is not None and callee in cls.methods:
+            # its backwards over graphs it was handed, before its steps: a step it takes
+            # before its own backward is found in its own analysis
+            self._replay_method_backwards(method_of, callee, node)
         if own is not None and own in self.step_summaries:
             # ``self.update(loss)``: that class's method, which may step ``self.opt``
             self._replay_steps(own, node, args, on_self=True)
@@ -236,6 +243,10 @@ class Calls(AnalyzerBase):
             arg, values = passed
             if mutation.elementwise:  # ``sgd_(model.parameters())`` writes each parameter
                 values = self._iterate(values)
+            elif mutation.element is not None:  # ``outputs[0].masked_fill_()``: that element
+                values = [*(v for v in values if v.kind is not Kind.CONTAINER)]
+                if not mutation.fresh_element:
+                    values += _element_at(passed[1], mutation.element)
             if mutation.guard is not None and not _passes_true(
                 keywords, positional, mutation.guard, mutation.guard_index
             ):
@@ -243,8 +254,8 @@ class Calls(AnalyzerBase):
             tensors = [
                 v for v in values if v.kind is Kind.TENSOR and (v.sure or not mutation.augmented)
             ]
-            if tensors and mutation.returned:
-                given_back += tensors
+            if tensors and mutation.returned:  # the argument itself: the list, for an element
+                given_back += tensors if mutation.element is None else passed[1]
             if tensors:
                 leaves = [v for v in tensors if v.leaf and v.grad == 2]
                 write = self._write(
@@ -333,14 +344,8 @@ class Calls(AnalyzerBase):
             return [new_value(Kind.OTHER)]
         args = self._args(node)
         kinds = {v.kind for v in receiver}
-        if method == "step" or self._updates_parameters(receiver, method):
-            stepped = self._optimizer_params(func.value, receiver, args)
-            # With no gradients yet (straight-line code before any backward) step() skips
-            # every parameter; in a loop, a function or after a backward it updates them.
-            may_have_grads = scope.backward_seen or self._loop_depth.depth or scope.ctx.node
-            if stepped is not None and may_have_grads:
-                self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
-                return [new_value(Kind.OTHER)]
+        if self._step_call(node, func, receiver, args):
+            return [new_value(Kind.OTHER)]
         if method in ("parameters", "named_parameters") and receiver:
             return [self._parameters_of(receiver, method)]
         state = self._state_method(method, receiver, args, node, func)
@@ -382,20 +387,39 @@ class Calls(AnalyzerBase):
             return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
         return self._tensor_method(node, func, method, tensors, args, scope)
 
-    def _updates_parameters(self, receiver: list[Value], method: str) -> bool:
+    def _step_call(
+        self, node: cst.Call, func: cst.Attribute, receiver: list[Value], args: Args
+    ) -> bool:
+        """``optimizer.step()`` (or a same-file optimizer's ``first_step()``): a write to the
+        parameters it updates, when they may have gradients. Whether it was one."""
+        method = func.attr.value
+        if method != "step" and self._parameter_update(receiver, method) is None:
+            return False
+        stepped = self._optimizer_params(func.value, receiver, args)
+        # With no gradients yet (straight-line code before any backward) step() skips
+        # every parameter; in a loop, a function or after a backward it updates them.
+        scope = self.scope
+        may_have_grads = scope.backward_seen or self._loop_depth.depth or scope.ctx.node
+        if stepped is None or not may_have_grads:
+            return False
+        # reported at the call, like ``step()``: the method itself is correct, the call is
+        # what moves the weights too early (and what a fix can move)
+        self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
+        return True
+
+    def _parameter_update(
+        self, receiver: list[Value], method: str
+    ) -> tuple[cst.Call, cst.SimpleStatementLine] | None:
         """``optimizer.first_step()`` on a same-file optimizer class whose method writes the
-        parameters of its ``param_groups`` in place: an update like ``step()``."""
+        parameters of its ``param_groups`` in place (an update like ``step()``): that write."""
         for value in receiver:
             cls_name = value.module.user_class if value.module is not None else None
             cls = self.classes.get(cls_name) if cls_name else None
-            if (
-                value.kind is Kind.OPTIMIZER
-                and cls is not None
-                and method in cls.methods
-                and updates_param_groups(cls.methods[method], self.table)
-            ):
-                return True
-        return False
+            if value.kind is Kind.OPTIMIZER and cls is not None and method in cls.methods:
+                found = updates_param_groups(cls.methods[method], self.table)
+                if found is not None:
+                    return found
+        return None
 
     def _note_reader(self, method: str, receiver: cst.BaseExpression) -> None:
         """Remember reads that pass no gradient at minus infinity (``softmax``) or that
@@ -670,6 +694,11 @@ class Calls(AnalyzerBase):
         if saved_by and all(op for op, _ in saved_by):  # every class it may be saves it
             op = f"{saved_by[0][0]} in {saved_by[0][1]}.forward"
             self._save(result, op, node, "result", [result])
+        saved_in = [(self.forward_saves_input.get(c), c) for c in spec.classes]
+        if saved_in and all(op for op, _ in saved_in):  # its first layer keeps its input
+            op = f"{saved_in[0][0]} in {saved_in[0][1]}.forward"
+            for value in tensors:
+                self._save(value, op, node, "input", [result])
         if spec.has_parameters:
             record = ledger.save(
                 owner.group,
@@ -747,3 +776,17 @@ def _shadowed(name: str, env: dict[str, list[Value]]) -> bool:
 def may_load(args: list[tuple[str, cst.Arg, list[Value]]]) -> bool:
     """Whether a ``load_state_dict`` call's argument may be a state dict (not a path)."""
     return bool(args) and not isinstance(args[0][1].value, cst.SimpleString)
+
+
+def _element_at(values: list[Value], index: int) -> list[Value]:
+    """The element at a constant position of the list or tuple displays among ``values``
+    (``parse_output([mel, post, gate], lengths)``); none for containers of unknown order."""
+    found: list[Value] = []
+    for value in values:
+        if (
+            value.kind is Kind.CONTAINER
+            and value.literal_container
+            and -len(value.elements) <= index < len(value.elements)
+        ):
+            found.append(value.elements[index])
+    return found

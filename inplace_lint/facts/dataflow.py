@@ -32,6 +32,7 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.hooks import find_backward_hooks
 from inplace_lint.facts.inline import BUDGET, Inline
+from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind, Value
 from inplace_lint.facts.op_extras import (
@@ -102,6 +103,17 @@ class Analyzer(
         ]
         if saved_by and all(saved_by):
             self.forward_saves_output[class_name] = saved_by[0][0]
+        given = scope.first_input
+        if given is None or given.kind is not Kind.TENSOR:
+            return
+        saved_in = [
+            [r.op for r in value.hist if r.group is given.group and r.role == "input"]
+            for _, values in scope.returned_at
+            for value in values
+            if value.kind is Kind.TENSOR
+        ]
+        if saved_in and all(saved_in):  # every tensor it returns went through that save
+            self.forward_saves_input[class_name] = saved_in[0][0]
 
     def _module_grad_targets(self) -> None:
         """Module-level code ran before the forwards that return hazardous grad targets were
@@ -169,6 +181,8 @@ class Analyzer(
         self._note_returned_flows(scope)
         if cls is not None and ctx.name == "__init__":
             self._publish_init(scope, cls)
+        elif cls is not None:
+            self._publish_attributes(scope, cls)
 
     def _context(self, func: cst.FunctionDef, cls: ClassFacts | None) -> Context:
         name = func.name.value
@@ -210,7 +224,7 @@ class Analyzer(
         params: Sequence[cst.Param],
     ) -> _Scope:
         outer = self._scope
-        scope = _Scope(ctx=ctx, no_grad=ctx.no_grad)
+        scope = _Scope(ctx=ctx, no_grad=ctx.no_grad, start_id=next_id(), start_seq=self._next())
         self._scope = scope
         first_arg_write = len(self.facts.arg_writes)
         try:

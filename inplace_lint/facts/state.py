@@ -121,6 +121,12 @@ class _Scope:
     returns: list[list[list[Value]] | None] = field(default_factory=list)
     #: name -> (its binding, the groups it holds only as a stand-in for another tensor)
     stand_ins: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)
+    #: the first value id and write sequence number of this function's own analysis: saves
+    #: made earlier belong to graphs it was handed (attributes other methods stored)
+    start_id: int = 0
+    start_seq: int = 0
+    #: a module's ``forward``: the value bound to its first input
+    first_input: Value | None = None
 
     def returned_positions(self) -> list[list[Value]] | None:
         """The values at each position of the tuple returned, when every ``return`` gives
@@ -221,6 +227,7 @@ class AnalyzerBase:
         self._seq = itertools.count(1)
         self._scope: _Scope | None = None
         self._start_modes()
+        self._start_kept_graphs()
         self._path: list[tuple[int, int]] = []
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
@@ -242,9 +249,6 @@ class AnalyzerBase:
         #: "Class.method" -> its in-place writes to attributes of ``self``, with whether it
         #: runs without grad
         self.attribute_summaries: dict[str, tuple[list[AttributeWrite], bool]] = {}
-        #: (class, method) -> the saves of module parameters its result carries, one set
-        #: per position of the tuple it returns (one set when it does not return a tuple)
-        self.returned_saves: dict[tuple[str, str], list[list[SaveRecord]]] = {}
         #: id of a plain function -> (the parameters its results come from, those marked)
         self.returned_flows: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         #: (owner group id, attribute) -> the submodule ``owner.attribute``
@@ -260,6 +264,20 @@ class AnalyzerBase:
         self._inlinable_: dict[int, int | None] = {}
         #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)
         self._inline_budget = 0
+
+    def _start_kept_graphs(self) -> None:
+        #: (class, attribute) -> the tensors a method left there, carrying saves (a graph
+        #: another method may differentiate: ``self.fake = self.netG(x)`` in ``forward``)
+        self.attribute_values: dict[tuple[str, str], list[Value]] = {}
+        #: (class, method) -> the backward points it takes over graphs it was handed: the
+        #: saves reached, and whether the graph is retained
+        self.method_backwards: dict[tuple[str, str], list[tuple[frozenset[SaveRecord], bool]]] = {}
+        #: module class -> the op whose save of its forward's first input every return
+        #: depends on (``Postnet``'s first conv): a call saves the tensor it is given
+        self.forward_saves_input: dict[str, str] = {}
+        #: (class, method) -> the saves of module parameters its result carries, one set
+        #: per position of the tuple it returns (one set when it does not return a tuple)
+        self.returned_saves: dict[tuple[str, str], list[list[SaveRecord]]] = {}
 
     def _collect_attributes(self) -> None:
         """What each class's methods store on ``self``, with what its constructions give

@@ -22,12 +22,20 @@ the class. This room gives each of these the fact it needs:
   marks in the history, never saves), not on every argument: ``penalty(fake)`` working on
   ``fake.detach()`` does not free the caller's graph of ``fake``.
 - **renorming lookups**: ``nn.Embedding(max_norm=...)`` writes the rows it reads.
+- **graphs kept on self**: a tensor a method leaves on ``self`` with saves in its history
+  (``self.fake = self.netG(x)`` in ``forward``) is what later methods read there; a method's
+  backward over such handed graphs is replayed where another method calls it
+  (``self.backward_G()``), before that method's own steps, so an optimizer step between two
+  backward methods meets the saves (``facts.backward``). A backward over a handed graph
+  counts only the writes of its own function and of the calls replayed into it: the order of
+  two methods is known only where one calls the other.
 
 Limits: a class constructed several times keeps one ``self`` for all instances (as before);
 a method or function analysed after its caller (the driver runs the module body first, then
 methods in source order, ``__init__`` first, then plain functions) gives that caller nothing;
 only the saves of whole modules' parameters travel back, not those of other tensors the
-method saved; tensors stored on ``self`` by one method and read by another are not followed.
+method saved; a graph kept on ``self`` is followed only for a class made at most once in the
+file, and only into methods analysed after the one that kept it.
 """
 
 from __future__ import annotations
@@ -164,6 +172,19 @@ class Steps(AnalyzerBase):
             if optimizer.elements:  # else the name-based guess stays (``_hinted_params``)
                 self.class_values.setdefault((cls.name, name[5:]), optimizer)
         self._publish_stepped(scope, cls)
+
+    def _publish_attributes(self, scope: _Scope, cls: ClassFacts) -> None:
+        """The tensors a method leaves on ``self`` carrying saves (``self.fake =
+        self.netG(x)``): later methods that read the attribute differentiate that graph. Only
+        for a class made at most once in the file (one ``self``)."""
+        if self._constructions.get(cls.name, 0) > 1:
+            return
+        for name, values in scope.env.items():
+            if not name.startswith("self.") or name.count(".") != 1:
+                continue
+            tensors = [v for v in values if v.kind is Kind.TENSOR]
+            if tensors and any(v.saved for v in tensors):
+                self.attribute_values[(cls.name, name[5:])] = tensors
 
     def _publish_stepped(self, scope: _Scope, cls: ClassFacts) -> None:
         """After ``__init__``: what it stored on ``self`` whose parameters one of its

@@ -14,6 +14,7 @@ import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
+from inplace_lint.facts.syntax import int_index
 from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
@@ -36,6 +37,12 @@ class Mutation:
     elementwise: bool = False
     #: through ``.data`` or ``.detach()``: torch lets it write a leaf that requires grad
     bypass: bool = False
+    #: ``outputs[0].masked_fill_(...)``: the constant position of the argument's element the
+    #: write reaches, when the argument is a list or tuple
+    element: int | None = None
+    #: that element was replaced by a new tensor before the write (a list's own, not the
+    #: caller's)
+    fresh_element: bool = False
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -73,6 +80,22 @@ def _bypasses(node: cst.BaseExpression, table: OpTable) -> bool:
             node = node.value
         else:
             return False
+
+
+def _element_of_param(node: cst.BaseExpression) -> int | None:
+    """``outputs[0]`` (also under ``.data``, a view call or a further subscript): the constant
+    position of the element of the parameter a write goes through, else None."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            if isinstance(node.value, cst.Name):
+                return int_index(node)
+            node = node.value
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return None
 
 
 def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
@@ -180,6 +203,8 @@ class _MutationFinder(Walker):
         self.guarded: dict[int, str] = {}
         self.found: dict[int, Mutation] = {}  # id of the write node -> the write
         self.rebound: set[str] = set()
+        #: ``outputs[0] = outputs[0].clone()``: (parameter, position) of elements replaced
+        self.replaced: set[tuple[str, int]] = set()
         self.current: list[cst.CSTNode] = []
         self.element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
         #: ``returns = r``, ``flat = r.view(-1)``: -> the parameter
@@ -192,6 +217,7 @@ class _MutationFinder(Walker):
         what: str,
         augmented: bool = False,
         bypass: bool = False,
+        element: int | None = None,
     ) -> None:
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
         if name is not None and name in self.alias_of:
@@ -200,6 +226,9 @@ class _MutationFinder(Walker):
         if name is not None and elementwise:
             name = self.element_of[name]
         index_of = self.index_of
+        # a list's element replaced by a new tensor first (``outputs[0] = outputs[0].clone()``)
+        # is not the caller's any more; for a tensor argument it is a row written all the same
+        fresh = element is not None and (name, element) in self.replaced
         if name in index_of and name not in self.rebound and id(node) not in self.found:
             if not self.current:
                 return
@@ -215,6 +244,8 @@ class _MutationFinder(Walker):
                 index_of.get(guard, -1) if guard else -1,
                 elementwise=elementwise,
                 bypass=bypass,
+                element=element,
+                fresh_element=fresh,
             )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -245,7 +276,13 @@ class _MutationFinder(Walker):
         func_node = node.func
         if isinstance(func_node, cst.Attribute) and table.is_inplace_method(func_node.attr.value):
             what = f"`.{func_node.attr.value}()`"
-            self.hit(_root(func_node.value, table), node, what, bypass=_bypasses(func_node, table))
+            self.hit(
+                _root(func_node.value, table),
+                node,
+                what,
+                bypass=_bypasses(func_node, table),
+                element=_element_of_param(func_node.value),
+            )
             return
         qualified = self.imports.qualify(func_node) or ""
         if not qualified.startswith("torch") or qualified.startswith("torch.nn.utils."):
@@ -272,17 +309,26 @@ class _MutationFinder(Walker):
         if isinstance(target, cst.Name):
             self.hit(target.value, node, "augmented assignment", augmented=True)
         else:
-            self.hit(_root(target, self.table), node, "augmented assignment on a slice")
+            what = "augmented assignment on a slice"
+            self.hit(_root(target, self.table), node, what, element=_element_of_param(target))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             sub = target.target
+            index = int_index(sub) if isinstance(sub, cst.Subscript) else None
+            if (
+                isinstance(sub, cst.Subscript)
+                and isinstance(sub.value, cst.Name)
+                and index is not None
+            ):
+                self.replaced.add((sub.value.value, index))
             if (
                 isinstance(sub, cst.Subscript)
                 and not _keyed(sub)
                 and not replaces_element(sub, node.value)  # a list element replaced
             ):
-                self.hit(_root(sub, self.table), node, "subscript assignment")
+                element = _element_of_param(sub.value)
+                self.hit(_root(sub, self.table), node, "subscript assignment", element=element)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for target in original_node.targets:

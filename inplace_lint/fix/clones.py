@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.ops import load_table
+from inplace_lint.facts.syntax import int_index
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
 from inplace_lint.outofplace import is_inplace_name
@@ -60,6 +61,8 @@ class CloneRewrites(LineEdits):
             return None
         if self._rebound_before(function, name, node):
             return None
+        if _through_constant_element(node, name):
+            return None  # ``outputs[0].masked_fill_()``: ``outputs`` may be a list (no clone)
         key = (id(function), name)
         if key in cloned:
             return None  # the clone inserted for an earlier write covers this one
@@ -143,3 +146,29 @@ def _viewed(receiver: cst.BaseExpression) -> cst.BaseExpression:
             receiver = receiver.func.value
         else:
             return receiver
+
+
+def _through_constant_element(node: cst.CSTNode, name: str) -> bool:
+    """The write reaches ``name`` through a constant position (``outputs[0].add_(1)``,
+    ``outputs[0] += 1``): ``name`` may hold a list or tuple, which has no ``clone()``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        target: cst.BaseExpression = node.func.value
+    elif isinstance(node, cst.AugAssign):
+        target = node.target
+    elif isinstance(node, cst.Assign) and node.targets:
+        target = node.targets[0].target
+        if isinstance(target, cst.Subscript):
+            target = target.value
+    else:
+        return False
+    while True:
+        if isinstance(target, cst.Subscript):
+            if isinstance(target.value, cst.Name):
+                return target.value.value == name and int_index(target) is not None
+            target = target.value
+        elif isinstance(target, cst.Attribute):
+            target = target.value
+        elif isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
+            target = target.func.value
+        else:
+            return False
