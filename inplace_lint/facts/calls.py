@@ -560,9 +560,17 @@ class Calls(AnalyzerBase):
         record = self._returned_record(class_name, owner, produced)
         inlined = self._inline_forward(owner, class_name, args)
         computed = inlined[0] if inlined and len(inlined) == 1 else None
-        if computed is None or computed.kind is not Kind.CONTAINER:
-            return record
-        if len(computed.elements) != len(record.elements):
+        if (
+            computed is None
+            or computed.kind is not Kind.CONTAINER
+            or len(computed.elements) != len(record.elements)
+        ):
+            # not computed from this call's values: each element may depend on every input,
+            # so a backward through it reaches the caller's graph (a discriminator's score
+            # of a generator's output)
+            given = {r for _, _, vs in args for v in vs for r in v.hist if r.role != FLOW}
+            for element in record.elements:
+                element.hist |= given
             return record
         for element, value in zip(record.elements, computed.elements, strict=True):
             saves = {r for r in value.hist if r.role != FLOW}

@@ -60,6 +60,8 @@ class ClassFacts:
     given: dict[str, str] = field(default_factory=dict)
     #: attributes ``__init__`` sets from a parameter: what every construction passes there
     constants: dict[str, tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
+    #: the names of its bases, as written or qualified through the imports
+    bases: tuple[str, ...] = ()
 
 
 def literal_bool(node: cst.BaseExpression | None) -> bool | None:
@@ -380,6 +382,7 @@ def collect_classes(
             qualified = imports.qualify(base.value) or dotted_name(base.value) or ""
             names.append(qualified)
         bases[facts.name] = names
+        facts.bases = tuple(names)
         for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef):
                 facts.methods[stmt.name.value] = stmt
@@ -627,3 +630,38 @@ def _not_statement_level(node: cst.CSTNode) -> bool:
     """Nested functions, and expressions: ``self.x = ...`` and ``self.register_buffer(...)``
     are statements (a call is looked at where it is the whole statement)."""
     return type(node) is cst.FunctionDef or is_expression(node)
+
+
+def subclasses(classes: dict[str, ClassFacts], name: str) -> list[ClassFacts]:
+    """The same-file classes derived from class ``name``, directly or not."""
+    found: list[ClassFacts] = []
+    frontier = {name}
+    while frontier:
+        derived = [c for c in classes.values() if frontier & set(c.bases) and c not in found]
+        found.extend(derived)
+        frontier = {c.name for c in derived}
+    return found
+
+
+def abstract(func: cst.FunctionDef) -> bool:
+    """A method left to subclasses: its body only raises ``NotImplementedError`` (or is
+    ``...`` / ``pass``), after an optional docstring."""
+    body = list(func.body.body)
+    if (
+        body
+        and isinstance(body[0], cst.SimpleStatementLine)
+        and isinstance(body[0].body[0], cst.Expr)
+        and isinstance(body[0].body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    ):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        return False
+    small = body[0].body[0]
+    if isinstance(small, cst.Pass) or (
+        isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis)
+    ):
+        return True
+    if not isinstance(small, cst.Raise) or small.exc is None:
+        return False
+    raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+    return isinstance(raised, cst.Name) and raised.value == "NotImplementedError"

@@ -10,7 +10,9 @@ land on the caller's storage groups) and the values it returns become the call's
 
 This pass is a *sandbox*: it moves no version counter (the argument writes are the
 summaries' to apply, once) and every event it records is dropped (the helper's own analysis
-reports what happens inside it). Limits: only functions defined in this file, called by name
+reports what happens inside it). A ``self.method`` left abstract (``raise
+NotImplementedError``) is the one same-file subclass's override, when exactly one overrides
+it. Limits: only functions defined in this file, called by name
 (or as ``self.method`` inside their class), not through ``*args`` or ``**kwargs``; no
 recursion; at most two nested levels; bodies of at most :data:`MAX_STATEMENTS` statements
 and :data:`BUDGET` statements per file; generators and coroutines are left alone. A list or
@@ -25,7 +27,7 @@ from dataclasses import replace
 import libcst as cst
 
 from inplace_lint.facts import events as ev
-from inplace_lint.facts.classes import ClassFacts
+from inplace_lint.facts.classes import ClassFacts, abstract, subclasses
 from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.walk import own_nodes
@@ -60,6 +62,16 @@ class Inline(AnalyzerBase):
         func = cls.methods.get(method) if cls is not None else None
         if cls is None or func is None or cls.is_function or not _plain_method(func):
             return None
+        if abstract(func):  # left to a subclass: the one same-file override, if one
+            overrides = [
+                c
+                for c in subclasses(self.classes, cls.name)
+                if method in c.methods and not abstract(c.methods[method])
+            ]
+            if len(overrides) != 1 or not _plain_method(overrides[0].methods[method]):
+                return None
+            cls = overrides[0]
+            func = cls.methods[method]
         return self._sandbox(func, cls, args)
 
     def _inline_forward(self, owner: Value, class_name: str, args: Args) -> list[Value] | None:

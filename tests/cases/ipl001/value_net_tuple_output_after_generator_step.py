@@ -1,0 +1,40 @@
+# label: hazard raises no-twin
+# why: the value network's forward returns (score, features) computed from the generator's output; the generator steps in place after its own backward, and the value loss then backpropagates through that generator graph.
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(4, 8)
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x, activation=None):
+        h = torch.tanh(self.hidden(x))
+        output = self.out(h)
+        output = activation(output) if activation is not None else output
+        return output, h
+
+
+gen = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 4))
+value = Scorer()
+g_optimizer = torch.optim.Adam(gen.parameters(), lr=1e-3)
+v_optimizer = torch.optim.Adam(value.parameters(), lr=1e-3)
+
+
+def train_step(z, reward):
+    fake = gen(z)
+    loss_g = -fake.mean()
+    score, _ = value(fake, torch.sigmoid)
+    loss_v = ((score - reward) ** 2).mean()
+    loss_g.backward(retain_graph=True)
+    g_optimizer.step()  # <-- IPL001: loss_v still backpropagates through the generator
+    loss_v.backward()
+    v_optimizer.step()
+    return loss_g.detach(), loss_v.detach()
+
+
+loss_g, loss_v = train_step(torch.randn(5, 3), torch.rand(5, 1))
