@@ -131,3 +131,16 @@ def test_inplace_and_view_lists(table: dict[str, Any]) -> None:
     assert {"torch.zeros", "torch.zeros_like"} <= set(table["factory_functions"])
     assert table["methods"]["mul_"]["inplace"] is True
     assert table["methods"]["transpose"]["view"] is True
+
+
+def test_a_module_returning_a_tuple_says_which_output_it_saved(table: dict[str, Any]) -> None:
+    """``out, (h, c) = nn.LSTM(...)(x)``: the graph saved ``out`` (writing it in place makes
+    backward raise); modules returning one tensor carry no such key."""
+    assert table["modules"]["torch.nn.LSTM"]["saved_outputs"] == [0]
+    assert "saved_outputs" not in table["modules"]["torch.nn.ReLU"]
+    torch = pytest.importorskip("torch")
+    lstm = torch.nn.LSTM(3, 4, batch_first=True)
+    out, _ = lstm(torch.randn(2, 5, 3))
+    out.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

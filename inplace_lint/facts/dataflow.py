@@ -42,6 +42,7 @@ from inplace_lint.facts.ops import (
     OpTable,
     is_inplace_name,
 )
+from inplace_lint.facts.optimizers import Optimizers
 from inplace_lint.facts.state import Context, _Scope
 from inplace_lint.facts.statements import Statements
 from inplace_lint.facts.steps import Steps
@@ -60,7 +61,16 @@ from inplace_lint.facts.writes import Writes
 
 
 class Analyzer(
-    Statements, Expressions, Calls, Inline, Steps, TorchSemantics, Backward, Writes, Binder
+    Statements,
+    Expressions,
+    Calls,
+    Optimizers,
+    Inline,
+    Steps,
+    TorchSemantics,
+    Backward,
+    Writes,
+    Binder,
 ):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
 

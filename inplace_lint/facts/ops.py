@@ -63,6 +63,8 @@ class ModuleInfo:
     has_parameters: bool
     saves_input_out_of_place: bool
     saves_result_out_of_place: bool
+    #: a module returning a tuple (``nn.LSTM``): the positions of the outputs it saved
+    saved_outputs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ def _module(raw: dict[str, Any]) -> ModuleInfo:
         has_parameters=bool(raw.get("has_parameters", False)),
         saves_input_out_of_place=bool(raw.get("saves_input_out_of_place", saves_input)),
         saves_result_out_of_place=bool(raw.get("saves_result_out_of_place", saves_result)),
+        saved_outputs=tuple(raw.get("saved_outputs", ())),
     )
 
 

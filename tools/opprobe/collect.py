@@ -223,6 +223,8 @@ def module_entry(name: str) -> dict[str, Any] | None:
         "inplace_param": inplace_param(cls.__init__),
         "has_parameters": outcome.has_parameters,
     }
+    if outcome.saved_outputs:  # a tuple result: which of its elements the graph saved
+        entry["saved_outputs"] = list(outcome.saved_outputs)
     if entry["inplace_param"] is not None:
         entry["inplace_param"]["index"] -= 1  # drop ``self``
         inplace_outcome = probe_module(cls, recipe, True, train)

@@ -117,6 +117,8 @@ class ModuleOutcome:
     saves_input: bool
     saves_result: bool
     has_parameters: bool
+    #: for a module returning a tuple: the positions of the outputs the graph saved
+    saved_outputs: tuple[int, ...] = ()
 
 
 def probe_module(
@@ -141,10 +143,16 @@ def probe_module(
     if not outs:
         return None
     saves = classify_saves(outs, stop, named)
+    positions: set[int] = set()
+    if isinstance(result, tuple | list):
+        for path in saved_names(list(named_tensors(result, "result")), stop, []):
+            if path.startswith("result["):
+                positions.add(int(path[len("result[") :].split("]", 1)[0]))
     return ModuleOutcome(
         saves_input="input" in saves,
         saves_result="result" in saves,
         has_parameters=any(True for _ in module.parameters()),
+        saved_outputs=tuple(sorted(positions)),
     )
 
 
