@@ -122,6 +122,9 @@ def _saved_chain(previous: ModuleSpec, element: ModuleSpec) -> RawFinding | None
         "); backward will fail",
     )
     related = ((previous.node, f"{previous_name} saves its output here"),)
+    if element.inplace_at is not None:  # made in place later, by ``m.inplace = True``
+        related += ((element.node, "the module is built here"),)
+        return RawFinding("IPL001", element.inplace_at, None, message, related)
     return RawFinding("IPL001", element.node, None, message, related)
 
 

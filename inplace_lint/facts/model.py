@@ -114,6 +114,8 @@ class ModuleSpec:
     leads: tuple[ModuleSpec, ...] = ()
     #: a torch module returning a tuple (``nn.LSTM``): the positions of the outputs it saved
     saved_outputs: tuple[int, ...] = ()
+    #: where a later ``m.inplace = True`` made it in place (``flag_loops``), if not built so
+    inplace_at: cst.CSTNode | None = None
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from inplace_lint.facts import events as ev
@@ -13,6 +15,7 @@ from inplace_lint.facts.classes import (
     literal_bool,
     param_defaults,
 )
+from inplace_lint.facts.flag_loops import InplaceFlip, find_flip, flipped
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
@@ -381,6 +384,17 @@ class TorchSemantics(AnalyzerBase):
         )
         self.facts.clamp_calls.append(event)
 
+    @functools.cached_property
+    def _inplace_flips(self) -> dict[int, InplaceFlip]:
+        """``__init__`` (by id) -> its loop setting ``inplace = True`` on submodules."""
+        found: dict[int, InplaceFlip] = {}
+        for cls in self.classes.values():
+            init = cls.methods.get("__init__")
+            flip = find_flip(init, self.imports) if init is not None else None
+            if init is not None and flip is not None:
+                found[id(init)] = flip
+        return found
+
     def _note_sequentials(self, calls: list[cst.Call]) -> None:
         """Each ``nn.Sequential(...)`` among ``calls`` whose members the source lists, in the
         call or in a fixed literal list it unpacks (``nn.Sequential(*layers)``); a member
@@ -392,6 +406,9 @@ class TorchSemantics(AnalyzerBase):
             if any(arg.star == "*" or self._bare_call(arg.value) for arg in node.args):
                 defaults, lists = self._named_at(node)
             spec = self.resolver.spec(node, defaults, lists=lists)
+            flip = self._inplace_flips.get(id(self._owner(node)))
+            if spec is not None and flip is not None:  # ``m.inplace = True`` in a loop
+                spec = flipped(spec, flip, self.table)
             if spec is not None and spec.elements:
                 self.facts.sequentials.append(ev.SequentialBuilt(node, spec))
             elif spec is not None and any(arg.star == "*" for arg in node.args):
