@@ -164,15 +164,21 @@ def test_snippet_trees_match_libcst(source: str) -> None:
     assert _skeleton(built) == _skeleton(cst.parse_module(source))
 
 
+#: the repository's files are checked in this many parts, which pytest-xdist spreads over
+#: its workers (one test over every file took a fifth of the suite's time on one worker)
+SHARDS = 8
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_every_repository_file_builds_the_same_tree_and_findings(
-    libcst_parse: Callable[[Path], tuple[str, cst.Module]],
+    libcst_parse: Callable[[Path], tuple[str, cst.Module]], shard: int
 ) -> None:
     """libcst's parse of each file is shared with test_reparse.py (tests/conftest.py). A
     file with a ``match`` statement (round 12 has one) is analysed on libcst's own tree, as
     the engine does (``test_match_statements_fall_back_to_libcst``)."""
     files = _repo_files()
     assert len(files) > 200
-    for path in files:
+    for path in files[shard::SHARDS]:
         text, parsed = libcst_parse(path)
         try:
             built = module_from_ast(ast.parse(text))
