@@ -451,16 +451,23 @@ def collect_attributes(
     resolver.method = None
 
 
+def assigned_pairs(stmt: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``a = b`` or ``a, b = c, d`` with one target: each target with the value it is given;
+    none for other shapes (chained targets, tuples of unequal length)."""
+    if len(stmt.targets) != 1:
+        return []
+    target, value = stmt.targets[0].target, stmt.value
+    if not (isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple)):
+        return [(target, value)]
+    if len(target.elements) != len(value.elements):
+        return []
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=True)]
+
+
 def _record_given(facts: ClassFacts, stmt: cst.Assign, given: dict[str, ModuleSpec]) -> bool:
     """``self.critic = critic`` (or a tuple of such) in ``__init__``, where every construction
     passes a module for ``critic``: the attribute is that module."""
-    target, value = stmt.targets[0].target, stmt.value
-    if len(stmt.targets) != 1:
-        return False
-    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
-        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=False)]
-    else:
-        pairs = [(target, value)]
+    pairs = assigned_pairs(stmt)
     recorded = False
     for left, right in pairs:
         name = dotted_name(left)

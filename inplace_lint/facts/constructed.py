@@ -17,11 +17,9 @@ is not a construction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import libcst as cst
 
-from inplace_lint.facts.classes import ClassFacts, ModuleResolver
+from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pairs
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.walk import nested_scope, own_nodes, walk
 
@@ -32,19 +30,9 @@ def stored_params(init: cst.FunctionDef) -> dict[str, str]:
     params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
     stored: dict[str, str] = {}
     for node in own_nodes(init):
-        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        if not isinstance(node, cst.Assign):
             continue
-        pairs: Iterable[tuple[cst.BaseExpression, cst.BaseExpression]]
-        target, value = node.targets[0].target, node.value
-        if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
-            if len(target.elements) != len(value.elements):
-                continue
-            pairs = zip(
-                (e.value for e in target.elements), (e.value for e in value.elements), strict=True
-            )
-        else:
-            pairs = ((target, value),)
-        for left, right in pairs:
+        for left, right in assigned_pairs(node):
             if (
                 isinstance(right, cst.Name)
                 and right.value in params

@@ -194,19 +194,14 @@ def _self_root(node: cst.BaseExpression, table: OpTable) -> str | None:
             return None
 
 
-def updates_param_groups(
-    func: cst.FunctionDef, table: OpTable
-) -> tuple[cst.Call, cst.SimpleStatementLine] | None:
+def updates_param_groups(func: cst.FunctionDef, table: OpTable) -> bool:
     """An optimizer method that writes its parameters in place: ``for group in
     self.param_groups: for p in group["params"]: p.add_(e_w)`` (SAM's ``first_step``). A call
-    of it is a parameter update like ``step()``; returns the first such write and its line."""
+    of it is a parameter update like ``step()``."""
     groups: set[str] = set()
     params: set[str] = set()
-    line: cst.SimpleStatementLine | None = None
     for node in walk(func.body, skip=nested_scope):
-        if isinstance(node, cst.SimpleStatementLine):
-            line = node
-        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
             iterated = node.iter
             if _self_attribute(iterated) == "param_groups":
                 groups.add(node.target.value)
@@ -220,11 +215,10 @@ def updates_param_groups(
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and table.is_inplace_method(node.func.attr.value)
-            and line is not None
         ):
             receiver = node.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
                 receiver = receiver.value
             if isinstance(receiver, cst.Name) and receiver.value in params:
-                return node, line
-    return None
+                return True
+    return False

@@ -30,7 +30,7 @@ class Optimizers(AnalyzerBase):
         """``optimizer.step()`` (or a same-file optimizer's ``first_step()``): a write to the
         parameters it updates, when they may have gradients. Whether it was one."""
         method = func.attr.value
-        if method != "step" and self._parameter_update(receiver, method) is None:
+        if method != "step" and not self._updates_parameters(receiver, method):
             return False
         stepped = self._optimizer_params(func.value, receiver, args)
         # With no gradients yet (straight-line code before any backward) step() skips
@@ -44,19 +44,20 @@ class Optimizers(AnalyzerBase):
         self._write(stepped, node, f"`{self._text(func)}()`", optimizer=True)
         return True
 
-    def _parameter_update(
-        self, receiver: list[Value], method: str
-    ) -> tuple[cst.Call, cst.SimpleStatementLine] | None:
+    def _updates_parameters(self, receiver: list[Value], method: str) -> bool:
         """``optimizer.first_step()`` on a same-file optimizer class whose method writes the
-        parameters of its ``param_groups`` in place (an update like ``step()``): that write."""
+        parameters of its ``param_groups`` in place: an update like ``step()``."""
         for value in receiver:
             cls_name = value.module.user_class if value.module is not None else None
             cls = self.classes.get(cls_name) if cls_name else None
-            if value.kind is Kind.OPTIMIZER and cls is not None and method in cls.methods:
-                found = updates_param_groups(cls.methods[method], self.table)
-                if found is not None:
-                    return found
-        return None
+            if (
+                value.kind is Kind.OPTIMIZER
+                and cls is not None
+                and method in cls.methods
+                and updates_param_groups(cls.methods[method], self.table)
+            ):
+                return True
+        return False
 
     def _optimizer_params(
         self,

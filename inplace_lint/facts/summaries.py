@@ -14,7 +14,7 @@ import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
-from inplace_lint.facts.syntax import int_index
+from inplace_lint.facts.syntax import constant_element, int_index
 from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
@@ -83,19 +83,9 @@ def _bypasses(node: cst.BaseExpression, table: OpTable) -> bool:
 
 
 def _element_of_param(node: cst.BaseExpression) -> int | None:
-    """``outputs[0]`` (also under ``.data``, a view call or a further subscript): the constant
-    position of the element of the parameter a write goes through, else None."""
-    while True:
-        if isinstance(node, cst.Subscript):
-            if isinstance(node.value, cst.Name):
-                return int_index(node)
-            node = node.value
-        elif isinstance(node, cst.Attribute):
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            node = node.func.value
-        else:
-            return None
+    """The constant position of the parameter's element a write goes through, else None."""
+    found = constant_element(node)
+    return found[1] if found is not None else None
 
 
 def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:

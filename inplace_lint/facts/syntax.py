@@ -116,6 +116,23 @@ def _constant_index(node: cst.Subscript) -> bool:
     return isinstance(value, cst.Integer | cst.SimpleString)
 
 
+def constant_element(node: cst.BaseExpression) -> tuple[str, int] | None:
+    """``outputs[0]`` (also under ``.data``, a view call or a further subscript): the name
+    whose element at a constant position a write goes through, and that position."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            if isinstance(node.value, cst.Name):
+                index = int_index(node)
+                return (node.value.value, index) if index is not None else None
+            node = node.value
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return None
+
+
 def int_index(node: cst.Subscript) -> int | None:
     """``xs[2]`` or ``xs[-1]``: the constant position, else None."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.ops import load_table
-from inplace_lint.facts.syntax import int_index
+from inplace_lint.facts.syntax import constant_element
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
 from inplace_lint.outofplace import is_inplace_name
@@ -161,14 +161,5 @@ def _through_constant_element(node: cst.CSTNode, name: str) -> bool:
             target = target.value
     else:
         return False
-    while True:
-        if isinstance(target, cst.Subscript):
-            if isinstance(target.value, cst.Name):
-                return target.value.value == name and int_index(target) is not None
-            target = target.value
-        elif isinstance(target, cst.Attribute):
-            target = target.value
-        elif isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
-            target = target.func.value
-        else:
-            return False
+    found = constant_element(target)
+    return found is not None and found[0] == name
