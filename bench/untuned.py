@@ -91,6 +91,17 @@ Run 8 used the same options with its own files (``bench/untuned_projects_8.json`
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_8.json \
         --dest bench/.untuned/run8 --saved --verdicts bench/untuned_verdicts_8.json \
         --projects-table --per-code --list --markdown
+
+Run 9 used the same options with its own files (``bench/untuned_projects_9.json``,
+``bench/.untuned/run9``, ``--linter /work/base29``, ``bench/untuned_verdicts_9.json``).
+``--project-mean`` (with ``--verdicts``) also prints the precision of each project that has
+findings and their unweighted mean, so that one large project does not decide the figure alone::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_9.json \
+        --dest bench/.untuned/run9 --linter /work/base29
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_9.json \
+        --dest bench/.untuned/run9 --saved --verdicts bench/untuned_verdicts_9.json \
+        --projects-table --per-code --project-mean --list --markdown
 """
 
 from __future__ import annotations
@@ -536,6 +547,34 @@ def print_per_code(
     print_table(heads, rows, markdown)
 
 
+def print_project_mean(
+    results: Sequence[Result], verdicts: dict[str, dict[str, str]], markdown: bool
+) -> None:
+    """Precision per project with findings (real / findings, and real plus real-conditional /
+    findings), then the unweighted mean of each over those projects."""
+    rows: list[tuple[str, int, float, float]] = []
+    for result in results:
+        if not result.findings:
+            continue
+        tally = Counter(
+            verdicts.get(result.key(f), {}).get("verdict", "open") for f in result.findings
+        )
+        findings = len(result.findings)
+        real, cond = tally["real"], tally["real-conditional"]
+        rows.append((result.project.name, findings, real / findings, (real + cond) / findings))
+    if not rows:
+        return
+    heads = ["project", "findings", "precision", "prec+cond"]
+    cells = [[name, str(n), f"{100 * p:.0f}%", f"{100 * q:.0f}%"] for name, n, p, q in rows]
+    mean_p = sum(r[2] for r in rows) / len(rows)
+    mean_q = sum(r[3] for r in rows) / len(rows)
+    cells.append(
+        [f"mean over {len(rows)} projects", "", f"{100 * mean_p:.1f}%", f"{100 * mean_q:.1f}%"]
+    )
+    print()
+    print_table(heads, cells, markdown)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -572,6 +611,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--per-code",
         action="store_true",
         help="with --verdicts: also print real / real-conditional / false per code",
+    )
+    parser.add_argument(
+        "--project-mean",
+        action="store_true",
+        help="with --verdicts: also print each project's precision and their mean over the "
+        "projects that have findings",
     )
     return parser.parse_args(argv)
 
@@ -621,6 +666,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_projects(results, args.dest, args.markdown)
     if verdicts is not None and args.per_code:
         print_per_code(results, verdicts, args.markdown)
+    if verdicts is not None and args.project_mean:
+        print_project_mean(results, verdicts, args.markdown)
     if verdicts is not None:
         print_families(results, verdicts, args.markdown)
     if args.list:
