@@ -104,6 +104,17 @@ def test_merge_is_the_union_with_the_differences_recorded() -> None:
     assert CPU["modules"]["torch.nn.LSTMCell"]["saves_result"] is False  # inputs untouched
 
 
+def test_ship_keeps_field_differences_both_devices_measured() -> None:
+    """The overlay the linter ships: no entry present on one device only, no detail section."""
+    overlay = ops_by_device.ship_overlay(ops_by_device.diff_tables(CPU, CUDA))
+    assert overlay["devices"] == ["cpu", "cuda"]
+    assert overlay["modules"] == {
+        "torch.nn.LSTMCell": {"saves_result": {"cpu": False, "cuda": True}}
+    }
+    assert overlay["functions"] == {} and overlay["methods"] == {}
+    assert "module_args" not in overlay and "skipped_probes" not in overlay
+
+
 def test_identical_tables_have_no_differences() -> None:
     diff = ops_by_device.diff_tables(CPU, CPU, ("cpu", "cpu2"))
     for section in (*ops_by_device.ENTRY_SECTIONS, *ops_by_device.LIST_SECTIONS):
@@ -119,8 +130,9 @@ def test_command_line_writes_the_diff_and_the_union(tmp_path: Path) -> None:
     cpu, cuda = _write(tmp_path / "cpu.json", CPU), _write(tmp_path / "cuda.json", CUDA)
     diff, union = tmp_path / "diff.json", tmp_path / "union.json"
     command = [sys.executable, str(COMPARE), str(cpu), str(cuda), "--output", str(diff)]
+    ship = tmp_path / "ship.json"
     done = subprocess.run(
-        [*command, "--merge", str(union)],
+        [*command, "--merge", str(union), "--ship", str(ship)],
         capture_output=True,
         text=True,
         check=True,
@@ -128,6 +140,9 @@ def test_command_line_writes_the_diff_and_the_union(tmp_path: Path) -> None:
     assert "torch.nn.GRUCell  saves" in done.stdout
     assert json.loads(diff.read_text()) == ops_by_device.diff_tables(CPU, CUDA)
     assert json.loads(union.read_text()) == ops_by_device.merge_tables(CPU, CUDA)
+    assert json.loads(ship.read_text())["modules"] == {
+        "torch.nn.LSTMCell": {"saves_result": {"cpu": False, "cuda": True}}
+    }
 
 
 def test_command_line_refuses_mixed_versions_and_the_shipped_table(tmp_path: Path) -> None:

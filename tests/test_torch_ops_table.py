@@ -144,3 +144,54 @@ def test_a_module_returning_a_tuple_says_which_output_it_saved(table: dict[str, 
     out.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+def test_a_tuple_returning_module_records_its_length(table: dict[str, Any]) -> None:
+    """``h, c = nn.LSTMCell(...)(x)`` unpacks two outputs, ``out, (h, c) = lstm(x)`` too."""
+    assert table["modules"]["torch.nn.LSTMCell"]["outputs"] == 2
+    assert table["modules"]["torch.nn.LSTM"]["outputs"] == 2
+    assert "outputs" not in table["modules"]["torch.nn.Linear"]
+
+
+CELL_STATE_WRITE = """\
+import torch
+from torch import nn
+
+cell = nn.LSTMCell(4, 5)
+h1, c1 = cell(torch.rand(2, 4))
+c1.mul_(0.5)
+(h1.sum() + c1.sum()).backward()
+"""
+
+
+def test_device_overlay_adds_what_cuda_kernels_save() -> None:
+    """The shipped overlay (probed on a GPU): the fused ``LSTMCell`` saves its new cell state
+    and cuDNN's ``GRU``/``RNN`` their output on CUDA only; the linter reads the union and
+    names the device in the message. ``LSTM`` saves its output on both devices."""
+    from inplace_lint.engine import lint_source
+    from inplace_lint.facts.ops import load_table
+
+    modules = load_table().modules
+    assert modules["torch.nn.LSTMCell"].device_outputs == (1,)
+    assert modules["torch.nn.LSTMCell"].device_saves == "cuda"
+    assert {modules[m].device_outputs for m in ("torch.nn.GRU", "torch.nn.RNN")} == {(0,)}
+    assert modules["torch.nn.LSTM"].device_outputs == ()
+    (finding,) = lint_source(CELL_STATE_WRITE, "cell.py")
+    assert (finding.code, finding.line) == ("IPL001", 6)
+    assert "nn.LSTMCell on CUDA" in finding.message
+
+
+def test_device_overlay_applies_only_where_the_cpu_side_still_matches() -> None:
+    """An overlay from another torch version is ignored for an entry the CPU table has changed."""
+    from inplace_lint.facts.ops import ModuleInfo, with_devices
+
+    info = ModuleInfo(True, False, None, True, True, False)
+    overlay = {
+        "devices": ["cpu", "cuda"],
+        "modules": {"torch.nn.X": {"saved_outputs": {"cpu": None, "cuda": [1]}}},
+    }
+    merged = with_devices({"torch.nn.X": info}, overlay, {"torch.nn.X": {}})
+    assert merged["torch.nn.X"].saved_outputs == (1,)
+    assert merged["torch.nn.X"].device_outputs == (1,)
+    stale = with_devices({"torch.nn.X": info}, overlay, {"torch.nn.X": {"saved_outputs": [0]}})
+    assert stale["torch.nn.X"] == info

@@ -13,8 +13,8 @@ inspects the autograd graph they build:
   autograd refuses an in-place write to any of them (``unbind``, ``chunk``, ``split``).
 * ``inplace``: the call bumped the first argument's version counter (or changed its data).
 * modules: whether the graph of ``module(x, ...)`` saved ``x`` or the module's output, and
-  for a module returning a tuple, ``saved_outputs``: the positions of the outputs it saved
-  (``nn.LSTM``'s ``out`` in ``out, (h, c)``).
+  for a module returning a tuple, ``outputs``: its length, and ``saved_outputs``: the
+  positions of the outputs it saved (``nn.LSTM``'s ``out`` in ``out, (h, c)``).
 * functions and modules with an ``inplace`` parameter describe ``inplace=True`` and add
   ``*_out_of_place`` keys for the default. Dropout-like ops are probed in training mode.
 * ``params``: positional parameter names, from ``inspect.signature`` or the aten schema

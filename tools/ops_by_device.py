@@ -18,6 +18,11 @@ Both tables come from ``tools/gen_torch_ops.py`` with the same torch version, e.
 An entry found on one device only reads ``{"present": {"cpu": true, "cuda": false}}``; look
 in ``skipped_probes`` to tell a probe that crashed from an op the device does not run.
 
+``--ship PATH`` writes the overlay the linter ships beside its CPU table
+(``inplace_lint/data/torch_ops_devices.json``): only the fields of ``functions``, ``methods``
+and ``modules`` entries that both devices probed and found different (no entry present on one
+device only, nothing a skipped probe could explain), with the devices and torch version.
+
 ``--merge PATH`` writes the union table: every entry of either device; where they differ, the
 union of the saved tensors and the ``or`` of the boolean facts (a hazard on any device is a
 hazard), with the per-device values in ``device_differences``. It never writes the shipped
@@ -95,6 +100,24 @@ def diff_tables(
     return diff
 
 
+SHIPPED_SECTIONS = ("functions", "methods", "modules")
+
+
+def ship_overlay(diff: dict[str, Any]) -> dict[str, Any]:
+    """The overlay the linter ships: field differences both devices measured."""
+    overlay: dict[str, Any] = {
+        "devices": diff["devices"],
+        "torch_version": diff.get("torch_version"),
+        "device_info": diff.get("device_info", {}),
+    }
+    for section in SHIPPED_SECTIONS:
+        entries = diff.get(section, {})
+        overlay[section] = {
+            key: fields for key, fields in entries.items() if fields and "present" not in fields
+        }
+    return overlay
+
+
 def _union_value(a: Any, b: Any) -> Any:
     """One field of two entries: saved-tensor lists join, booleans ``or``, the rest is kept."""
     if isinstance(a, bool) and isinstance(b, bool):
@@ -168,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("second", type=Path, help="table of the second device (e.g. CUDA)")
     parser.add_argument("--output", type=Path, help="write the differences as JSON here")
     parser.add_argument("--merge", type=Path, help="write the union table here")
+    parser.add_argument("--ship", type=Path, help="write the linter's device overlay here")
     parser.add_argument("--names", help="device names, comma-separated (default: the tables')")
     parser.add_argument(
         "--allow-version-mismatch", action="store_true", help="compare different torch versions"
@@ -190,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         _write(options.output, diff)
     if options.merge is not None:
         _write(options.merge, merge_tables(first, second, names))
+    if options.ship is not None:
+        _write(options.ship, ship_overlay(diff))
     return 0
 
 

@@ -573,6 +573,16 @@ class Calls(AnalyzerBase):
             return [result]
         self._hooked_result(spec, result)
         label = short_name(spec.qualname) if spec.qualname else callee
+        if spec.has_parameters:  # before the outputs are made: each of them depends on it
+            record = ledger.save(
+                owner.group,
+                f"the forward pass of `{callee}`",
+                node,
+                "parameters",
+                f"{callee}'s parameters",
+                tuple(self._path),
+            )
+            result.hist.add(record)
         if spec.saves_input:
             for value in tensors:
                 self._save(value, label, node, "input", [result])
@@ -589,26 +599,19 @@ class Calls(AnalyzerBase):
             op = f"{saved_in[0][0]} in {saved_in[0][1]}.forward"
             for value in tensors:
                 self._save(value, op, node, "input", [result])
-        if spec.has_parameters:
-            record = ledger.save(
-                owner.group,
-                f"the forward pass of `{callee}`",
-                node,
-                "parameters",
-                f"{callee}'s parameters",
-                tuple(self._path),
-            )
-            result.hist.add(record)
         return [result]
 
     def _saved_tuple(self, spec: ModuleSpec, result: Value, label: str, node: cst.Call) -> Value:
         """A torch module's tuple result: each output depends on what ``result`` does, and
         those at ``spec.saved_outputs`` were saved by the module (``nn.LSTM``'s output)."""
         record = new_value(Kind.CONTAINER, literal_container=True)
-        for position in range(max(spec.saved_outputs) + 2):
+        for position in range(spec.outputs or max(spec.saved_outputs) + 2):
             element = self._unknown(inputs=[result], sure=True)
             element.grad = result.grad
-            if position in spec.saved_outputs:
+            if position in spec.device_outputs:  # a cuDNN or fused kernel's save
+                device = spec.device_saves.upper()
+                self._save(element, f"{label} on {device}", node, "result", [element])
+            elif position in spec.saved_outputs:
                 self._save(element, label, node, "result", [element])
             record.elements.append(element)
         return record

@@ -162,6 +162,9 @@ class ModuleResolver:
             saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
             has_parameters=info.has_parameters,
             saved_outputs=info.saved_outputs,
+            outputs=info.outputs,
+            device_outputs=info.device_outputs,
+            device_saves=info.device_saves,
         )
 
     def _leads(

@@ -114,6 +114,10 @@ class ModuleSpec:
     leads: tuple[ModuleSpec, ...] = ()
     #: a torch module returning a tuple (``nn.LSTM``): the positions of the outputs it saved
     saved_outputs: tuple[int, ...] = ()
+    outputs: int = 0  # the length of that tuple, when the table knows it
+    #: the outputs of ``saved_outputs`` saved only on another device, and that device's name
+    device_outputs: tuple[int, ...] = ()
+    device_saves: str = ""
     #: where a later ``m.inplace = True`` made it in place (``flag_loops``), if not built so
     inplace_at: cst.CSTNode | None = None
 

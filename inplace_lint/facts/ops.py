@@ -1,14 +1,17 @@
 """What torch ops save for backward, which return views and which write in place.
 
 The knowledge is generated from real torch by ``tools/gen_torch_ops.py`` and shipped as
-``inplace_lint/data/torch_ops.json``; this module only reads that file, so the static
+``inplace_lint/data/torch_ops.json`` (probed on CPU), with ``torch_ops_devices.json`` beside
+it: what the same torch saves differently on another device (``tools/ops_by_device.py
+--ship``, run where a GPU was lent). The table read here is their union, a module's extra
+saves marked with the device that makes them. This module only reads files, so the static
 checker never needs torch installed.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
@@ -65,6 +68,12 @@ class ModuleInfo:
     saves_result_out_of_place: bool
     #: a module returning a tuple (``nn.LSTM``): the positions of the outputs it saved
     saved_outputs: tuple[int, ...] = ()
+    #: a module returning a tuple: its length (0 when it returns one tensor)
+    outputs: int = 0
+    #: the devices whose kernels save more than the CPU does ("cuda"), or "" when none
+    device_saves: str = ""
+    #: the positions in ``saved_outputs`` saved only on those devices
+    device_outputs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,19 +119,53 @@ def _module(raw: dict[str, Any]) -> ModuleInfo:
         saves_input_out_of_place=bool(raw.get("saves_input_out_of_place", saves_input)),
         saves_result_out_of_place=bool(raw.get("saves_result_out_of_place", saves_result)),
         saved_outputs=tuple(raw.get("saved_outputs", ())),
+        outputs=int(raw.get("outputs", 0)),
     )
+
+
+def _read(name: str) -> dict[str, Any]:
+    text = resources.files("inplace_lint.data").joinpath(name).read_text("utf-8")
+    return json.loads(text)
+
+
+def with_devices(
+    modules: dict[str, ModuleInfo], overlay: dict[str, Any], base: dict[str, Any]
+) -> dict[str, ModuleInfo]:
+    """``modules`` with what other devices' kernels save added, marked with the device.
+
+    ``overlay`` (``torch_ops_devices.json``) may come from another torch version than the CPU
+    table ``base``: a difference is applied only where its CPU side still matches ``base``.
+    Only the saves of modules are applied (the one kind of difference measured so far)."""
+    reference, *others = overlay.get("devices", ["cpu"])
+    merged = dict(modules)
+    for key, fields in overlay.get("modules", {}).items():
+        info, raw = merged.get(key), base.get(key, {})
+        if info is None or any(raw.get(f) != v.get(reference) for f, v in fields.items()):
+            continue
+        devices = sorted({d for v in fields.values() for d in others if v.get(d)})
+        saved = fields.get("saved_outputs", {})
+        outputs = set(info.saved_outputs).union(*(saved.get(d) or () for d in others))
+        merged[key] = replace(
+            info,
+            saves_result=info.saves_result or "saves_result" in fields,
+            saves_result_out_of_place=info.saves_result_out_of_place or "saves_result" in fields,
+            saved_outputs=tuple(sorted(outputs)),
+            device_saves=", ".join(devices),
+            device_outputs=tuple(sorted(outputs - set(info.saved_outputs))),
+        )
+    return merged
 
 
 @cache
 def load_table() -> OpTable:
-    """Load the shipped table once per process."""
-    text = resources.files("inplace_lint.data").joinpath("torch_ops.json").read_text("utf-8")
-    raw = json.loads(text)
+    """Load the shipped table, with its device overlay, once per process."""
+    raw = _read("torch_ops.json")
+    modules = {k: _module(v) for k, v in raw.get("modules", {}).items()}
     return OpTable(
         torch_version=raw.get("torch_version", "?"),
         functions={k: _op(v) for k, v in raw.get("functions", {}).items()},
         methods={k: _op(v) for k, v in raw.get("methods", {}).items()},
-        modules={k: _module(v) for k, v in raw.get("modules", {}).items()},
+        modules=with_devices(modules, _read("torch_ops_devices.json"), raw.get("modules", {})),
         inplace_methods=frozenset(raw.get("inplace_methods", ())),
         view_methods=frozenset(raw.get("view_methods", ())),
         view_functions=frozenset(raw.get("view_functions", ())),

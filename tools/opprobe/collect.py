@@ -225,6 +225,8 @@ def module_entry(name: str) -> dict[str, Any] | None:
     }
     if outcome.saved_outputs:  # a tuple result: which of its elements the graph saved
         entry["saved_outputs"] = list(outcome.saved_outputs)
+    if outcome.outputs:  # a tuple result: its length, for ``out, (h, c) = lstm(x)``
+        entry["outputs"] = outcome.outputs
     if entry["inplace_param"] is not None:
         entry["inplace_param"]["index"] -= 1  # drop ``self``
         inplace_outcome = probe_module(cls, recipe, True, train)

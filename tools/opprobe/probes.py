@@ -119,6 +119,8 @@ class ModuleOutcome:
     has_parameters: bool
     #: for a module returning a tuple: the positions of the outputs the graph saved
     saved_outputs: tuple[int, ...] = ()
+    #: for a module returning a tuple: how many elements it has (0 for one tensor)
+    outputs: int = 0
 
 
 def probe_module(
@@ -153,6 +155,7 @@ def probe_module(
         saves_result="result" in saves,
         has_parameters=any(True for _ in module.parameters()),
         saved_outputs=tuple(sorted(positions)),
+        outputs=len(result) if isinstance(result, tuple | list) else 0,
     )
 
 
