@@ -40,8 +40,9 @@ def _merge_arms(
     out: dict[str, dict[int, tuple[tuple[int, int], ...]]] = {}
     for name, values in merged.items():
         found: dict[int, tuple[tuple[int, int], ...]] = {}
+        held = [{id(v) for v in env.get(name, ())} for env in envs]  # by identity, not ``==``
         for value in values:
-            arms = [i for i, env in enumerate(envs) if any(v is value for v in env.get(name, ()))]
+            arms = [i for i, ids in enumerate(held) if id(value) in ids]
             inner = {tags[i].get(name, {}).get(value.id, ()) for i in arms}
             if len(arms) == 1:
                 found[value.id] = ((branch, arms[0]), *inner.pop())
@@ -294,11 +295,14 @@ class Binder(AnalyzerBase):
         scope.stale.extend(held[0])
         scope.hidden.extend(held[1])
         merged: dict[str, list[Value]] = {}
+        present: dict[str, set[int]] = {}  # the ids in each bucket, for a linear merge
         for env in envs:
             for name, values in env.items():
                 bucket = merged.setdefault(name, [])
+                ids = present.setdefault(name, set())
                 for value in values:
-                    if all(value is not seen for seen in bucket):
+                    if id(value) not in ids:
+                        ids.add(id(value))
                         bucket.append(value)
         scope.env = merged
         scope.bindings = newest
