@@ -212,3 +212,49 @@ def test_filling_a_buffer_through_the_view_a_helper_returns(write: str) -> None:
     assert codes(source) == []
     scope = run(source)
     assert scope["out"].tolist() == [[1.0] * 3, [0.0] * 3]  # type: ignore[attr-defined]
+
+
+POSITIONS = """
+import torch
+
+_INT, _MASK = 0, 1
+
+
+def read(element):
+    if isinstance(element, int):
+        return _INT, 1, element
+    if element.dtype == torch.bool:
+        element = element.clone()
+    return _MASK, element.ndim, {returned}
+
+
+def dims_of(index):
+    dims = []
+    dim = 0
+    for element in index:
+        kind, num_dims, element = read(element)
+        if kind == _INT:
+            dims.append((dim, element))
+            dim += 1
+        else:
+            dim += num_dims
+    return dims
+
+
+w = torch.randn(3, requires_grad=True)
+kind, num_dims, out = read(w * 2)
+out.mul_(2)
+out.sum().backward()
+dims = dims_of([1, w > 0])
+"""
+
+
+def test_each_position_of_a_helpers_tuples_keeps_its_own_values() -> None:
+    """``kind, num_dims, element = read(element)``, where ``read`` returns several 3-tuples
+    whose last position is one of two values: ``num_dims`` is the int of the middle position,
+    so ``dim += 1`` rebinds an int (no stale read of ``dims``), while ``out`` is still the
+    helper's tensor (``sigmoid`` saved it: the write raises)."""
+    assert codes(POSITIONS.format(returned="element")) == []
+    hazard = POSITIONS.format(returned="element.sigmoid()")
+    assert codes(hazard) == [(30, "IPL001")]
+    behave(hazard, POSITIONS.format(returned="element"))

@@ -141,13 +141,16 @@ class Expressions(AnalyzerBase):
         container = new_value(Kind.CONTAINER, literal_container=True)
         start = self._next()
         held: list[tuple[str, cst.Name, set[int], int]] = []
-        for element in node.elements:
+        starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+        for position, element in enumerate(node.elements):
             values = self._eval(element.value)
             if isinstance(element, cst.StarredElement):
                 values = self._flatten(values)
             elif isinstance(element.value, cst.Name):
                 groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
                 held.append((element.value.value, element.value, groups, self._next()))
+            if not starred:  # each value's position: ``(kind, x)``, ``x`` one of two values
+                container.slots.update((v.id, position) for v in values)
             container.elements.extend(values)
         if held and not self._meta.depth:
             self._stale_in_display(start, held)

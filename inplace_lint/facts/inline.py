@@ -202,15 +202,22 @@ def _returned(scope: _Scope) -> list[Value] | None:
     """What the interpreted body returns: one tuple, position by position, when every
     ``return`` gives a tuple of one length; else every value that escapes it."""
     positions = scope.returned_positions()
-    if positions is not None and any(len(values) != 1 for values in positions):
-        # a tuple whose items are each one of several values: no record can keep both the
-        # positions and the choices, so the caller gets every tensor that escapes
-        escaped = [v for v in scope.escapes if v.kind is not Kind.OTHER]
-        return escaped or None
     if positions is None:
         return _escaped(scope)
+    if all(len(values) == 1 for values in positions):
+        record = new_value(Kind.CONTAINER)
+        record.elements = [values[0] for values in positions]
+        return [record]
+    if not all(positions):  # a position with no value to hold: no record can say which
+        escaped = [v for v in scope.escapes if v.kind is not Kind.OTHER]
+        return escaped or None
+    # a tuple whose positions each hold one of several values (``return _INT, 1, x`` and
+    # ``return _MASK, x.ndim, x``): every value, its position in ``slots``, so that an
+    # unpacking caller gives each name its own position's values
     record = new_value(Kind.CONTAINER)
-    record.elements = [values[0] for values in positions]
+    for position, values in enumerate(positions):
+        record.elements.extend(values)
+        record.slots.update((v.id, position) for v in values)
     return [record]
 
 
@@ -231,11 +238,13 @@ def _escaped(scope: _Scope) -> list[Value] | None:
 def _contents(value: Value) -> list[Value]:
     """Everything a container holds, nested containers included."""
     out: list[Value] = []
+    seen: set[int] = set()  # ids of what ``out`` holds: containers can hold thousands
     stack = list(value.elements)
     while stack:
         item = stack.pop()
-        if any(item is seen for seen in out):
+        if id(item) in seen:
             continue
+        seen.add(id(item))
         out.append(item)
         stack.extend(item.elements)
     return out

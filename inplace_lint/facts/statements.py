@@ -211,6 +211,11 @@ class Statements(AnalyzerBase):
             for element, value in zip(elements, sources, strict=True):
                 self._assign(element, [value], None)
             return
+        slotted = _by_slot(values, elements)
+        if slotted is not None:  # ``a, b = f()``: each name its position's values
+            for element, held in zip(elements, slotted, strict=True):
+                self._assign(element, held, None)
+            return
         indices = len(elements) == 2 and _returns_indices(source)
         for position, element in enumerate(elements):
             inner = element.value if isinstance(element, cst.StarredElement) else element
@@ -395,3 +400,22 @@ def _model_parts(values: list[Value]) -> bool:
         )
         for v in values
     )
+
+
+def _by_slot(values: list[Value], targets: list[cst.BaseExpression]) -> list[list[Value]] | None:
+    """The values at each position of the one tuple in ``values``, from the ``slots`` that
+    give every element's position (a display ``(a, b)`` whose ``b`` is one of two values, or
+    a helper's result whose positions each hold one of several values), when it has as many
+    positions as there are plain ``targets``."""
+    if len(values) != 1 or any(isinstance(t, cst.StarredElement) for t in targets):
+        return None
+    record = values[0]
+    if record.kind is not Kind.CONTAINER or not record.elements:
+        return None
+    slots = [record.slots.get(v.id) for v in record.elements]
+    if None in slots or set(slots) != set(range(len(targets))):
+        return None
+    return [
+        [v for v, s in zip(record.elements, slots, strict=True) if s == p]
+        for p in range(len(targets))
+    ]

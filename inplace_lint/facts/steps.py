@@ -305,13 +305,26 @@ class Steps(AnalyzerBase):
         one value per element, or a call that gives back a record), else None."""
         shaped = len(values) == 1 and values[0].kind is Kind.CONTAINER and values[0].elements
         if shaped and isinstance(node, cst.Tuple):
-            shaped = len(node.elements) == len(values[0].elements) and not any(
-                isinstance(e, cst.StarredElement) for e in node.elements
-            )
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                shaped = False
+            elif len(node.elements) != len(values[0].elements):  # a position of several values
+                self.scope.returns.append(self._display_positions(values[0], len(node.elements)))
+                return
         elif shaped:
             shaped = isinstance(node, cst.Call)
         positions = [self._flatten([e]) for e in values[0].elements] if shaped else None
         self.scope.returns.append(positions)
+
+    def _display_positions(self, display: Value, size: int) -> list[list[Value]] | None:
+        """The values at each of a tuple display's ``size`` positions, from the slots the
+        display recorded for positions holding several values (``_eval_display``)."""
+        positions: list[list[Value]] = [[] for _ in range(size)]
+        for value in display.elements:
+            slot = display.slots.get(value.id)
+            if slot is None or slot >= size:
+                return None
+            positions[slot].append(value)
+        return [self._flatten(values) for values in positions]
 
     def _note_returned_saves(self, scope: _Scope) -> None:
         """What a method's result depends on: the saves of module parameters it carries,
