@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inplace_lint.checks.base import LineOf, RawFinding, Rule
-from inplace_lint.facts.events import Facts
+from inplace_lint.facts.events import OUT_GRAD, Facts
+from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import ModuleSpec, Write
 from inplace_lint.facts.syntax import short_name
@@ -60,6 +61,24 @@ def _multi_view_writes(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
         target = f"`{write.name or write.target}`" if write.target else "a tensor"
         if event.op == HOOK_VIEW:
             yield _hooked_write(facts, write, target)
+            continue
+        if event.op == OUT_GRAD:
+            message = (
+                f"{write.what} writes {target} with an argument that requires grad; torch "
+                "raises 'functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad'",
+            )
+            yield RawFinding("IPL001", write.node, write.stmt, message, write.related)
+            continue
+        if event.op.startswith(FUNCTION_VIEW_PREFIX):
+            function = event.op[len(FUNCTION_VIEW_PREFIX) :]
+            message = (
+                f"{write.what} writes {target} in place, a view that the custom Function "
+                f"`{function}` returned; with grad on, torch raises 'Output 0 of {function} "
+                "is a view and is being modified inplace. This view was created inside a "
+                "custom Function'",
+            )
+            yield RawFinding("IPL001", write.node, write.stmt, message, write.related)
             continue
         message = (
             f"{write.what} writes {target} in place, one of the views `{event.op}` returned; "

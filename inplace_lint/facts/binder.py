@@ -53,6 +53,17 @@ def _merge_arms(
     return out
 
 
+def _without_grad(env: dict[str, list[Value]], names: frozenset[str]) -> list[tuple[Value, int]]:
+    """Mark the tensors ``names`` hold in ``env`` as needing no grad; their grads before."""
+    changed = []
+    for name in names:
+        for value in env.get(name, ()):
+            if value.kind is Kind.TENSOR and value.grad:
+                changed.append((value, value.grad))
+                value.grad = 0
+    return changed
+
+
 class Binder(AnalyzerBase):
     """The binder room of the interpreter (see the module docstring)."""
 
@@ -249,9 +260,13 @@ class Binder(AnalyzerBase):
         bodies: list[Sequence[cst.CSTNode]],
         guarded: bool = False,
         condition: tuple[Key, bool] | None = None,
+        grad_off: tuple[bool, ...] = (),
+        plain: tuple[frozenset[str], ...] = (),
     ) -> None:
         """Each arm from the same environment, then the merge; ``condition``: an ``if``'s
-        test (``conditions``), whose earlier arms' values a matching test rules out."""
+        test (``conditions``), whose earlier arms' values a matching test rules out;
+        ``grad_off``: the arms a test on torch's grad mode runs with grad off; ``plain``: per
+        arm, the names whose tensors a ``requires_grad`` test says need no grad there."""
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
@@ -264,6 +279,7 @@ class Binder(AnalyzerBase):
         if condition is not None:
             self._conditions[branch] = condition
         newest: dict[str, int] = {}
+        surviving: list[frozenset[str]] = []
         for arm, body in enumerate(bodies):
             scope.env = dict(start_env)
             scope.bindings = dict(start_bindings)
@@ -272,14 +288,22 @@ class Binder(AnalyzerBase):
                 self._rule_out(condition[0], condition[1] == (arm == 0))
             self._path.append((branch, arm))
             self._arm_appends.append([])
+            no_grad = scope.no_grad
+            scope.no_grad = no_grad or (arm < len(grad_off) and grad_off[arm])
+            names = plain[arm] if arm < len(plain) else frozenset()
+            restore = _without_grad(scope.env, names)
             with self._inplace_guard.raised(guarded and arm == 0):
                 self._block(body)
+            scope.no_grad = no_grad
+            for value, grad in restore:
+                value.grad = grad
             self._path.pop()
             self._settle_appends(self._arm_appends.pop(), body)
             if _terminates(body):
                 # ``if c: ...; return``: nothing after the branch runs after this arm
                 del scope.stale[marks[0] :], scope.hidden[marks[1] :]
                 continue
+            surviving.append(names)
             envs.append(scope.env)
             arm_tags.append(scope.arms)
             for name, seq in scope.bindings.items():
@@ -288,6 +312,8 @@ class Binder(AnalyzerBase):
             held[0].extend(scope.stale[marks[0] :])
             held[1].extend(scope.hidden[marks[1] :])
             del scope.stale[marks[0] :], scope.hidden[marks[1] :]
+        if surviving and plain:  # ``if x.requires_grad: return ...``: after it, x needs none
+            _without_grad(start_env, frozenset.intersection(*surviving))
         if not envs:  # every arm returns or raises: what follows is unreachable
             envs.append(dict(start_env))
             arm_tags.append(dict(start_arms))

@@ -1,7 +1,8 @@
 """Which functions of a file run with grad on, and which only under ``no_grad``.
 
 One walk over the module lists every call (with its caller and whether it sits lexically under
-``no_grad``), then a fixed point marks helpers called only from no-grad code.
+``no_grad``, or in an arm of a test on grad mode that runs with grad off), then a fixed point
+marks helpers called only from no-grad code.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from inplace_lint.facts.conditions import grad_off_arms
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.op_extras import (
@@ -45,9 +47,11 @@ def _call_modes(
     decorated: set[str] = set()
     for statement in children_of(module):
         if memo is None:
-            events, named = _call_events(statement, no_grad_call)
+            events, named = _call_events(statement, no_grad_call, imports.qualify)
         else:
-            events, named = memo.call_events(statement, lambda s: _call_events(s, no_grad_call))
+            events, named = memo.call_events(
+                statement, lambda s: _call_events(s, no_grad_call, imports.qualify)
+            )
         decorated |= named
         for node, short, caller, off in events:
             if node is None:  # func = _single_tensor_adam, then func(...)
@@ -74,7 +78,9 @@ def _call_modes(
 
 
 def _call_events(
-    root: cst.CSTNode, no_grad_call: Callable[[cst.BaseExpression], bool]
+    root: cst.CSTNode,
+    no_grad_call: Callable[[cst.BaseExpression], bool],
+    qualify: Callable[[cst.BaseExpression], str | None],
 ) -> tuple[tuple[CallEvent, ...], frozenset[str]]:
     """The calls and function aliases under one top-level statement, in source order, and
     the functions it decorates with no_grad."""
@@ -86,7 +92,10 @@ def _call_events(
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind is tuple:  # leaving a function (True) or a with block (False)
+        if kind is tuple and node[0] == "arm":  # type: ignore[index]
+            grad_off.append(grad_off[-1] or node[1])  # type: ignore[index]
+            continue
+        if kind is tuple:  # leaving a function (True), a with block or an arm (False)
             grad_off.pop()
             if node[0]:  # type: ignore[index]
                 callers.pop()
@@ -109,6 +118,14 @@ def _call_events(
             assert isinstance(node, cst.With)
             grad_off.append(grad_off[-1] or any(no_grad_call(i.item) for i in node.items))
             stack.append((False,))
+        elif kind is cst.If and any(arms := grad_off_arms(node.test, qualify)):  # type: ignore[attr-defined]
+            # ``if not torch.is_grad_enabled():``: an arm that runs with grad off
+            assert isinstance(node, cst.If)
+            parts: list[object] = [node.test, ("arm", arms[0]), node.body, (False,)]
+            if node.orelse is not None:
+                parts += [("arm", arms[1]), node.orelse, (False,)]
+            stack.extend(reversed(parts))
+            continue
         elif kind is cst.Assign:
             # func = _single_tensor_adam (or an if/else of two functions), then func(...)
             assert isinstance(node, cst.Assign)

@@ -11,6 +11,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts import ledger
+from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
     FLOW,
@@ -338,6 +339,10 @@ class Calls(AnalyzerBase):
             return [new_value(Kind.OTHER)]
         args = self._args(node)
         kinds = {v.kind for v in receiver}
+        if method == "apply" and isinstance(func.value, cst.Name):
+            applied = self._function_apply(func.value.value, args)
+            if applied is not None:
+                return applied
         if self._step_call(node, func, receiver, args):
             return [new_value(Kind.OTHER)]
         if method in ("parameters", "named_parameters") and receiver:
@@ -380,6 +385,23 @@ class Calls(AnalyzerBase):
         if not tensors:
             return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
         return self._tensor_method(node, func, method, tensors, args, scope)
+
+    def _function_apply(self, name: str, args: Args) -> list[Value] | None:
+        """``F.apply(x)`` of a same-file ``autograd.Function`` whose forward returns a view:
+        its output, which torch refuses to let anyone write in place (``function_views``);
+        None for any other call, which keeps the general path."""
+        cls = self.classes.get(name)
+        forward = cls.methods.get("forward") if cls is not None and cls.is_function else None
+        if forward is None:
+            return None
+        if name not in self._function_views:
+            self._function_views[name] = returns_view(forward, self.table.view_methods)
+        if not self._function_views[name]:
+            return None
+        inputs = [v for _, _, vs in args for v in vs]
+        result = self._unknown(inputs=inputs, sure=True)
+        result.multi_view = FUNCTION_VIEW_PREFIX + name
+        return [result]
 
     def _note_reader(self, method: str, receiver: cst.BaseExpression) -> None:
         """Remember reads that pass no gradient at minus infinity (``softmax``) or that

@@ -6,9 +6,16 @@ is matched only when it is a plain name or attribute (``needs_grad``, ``self.tra
 ``X is None`` / ``X is not None``, possibly under ``not``, and the names it reads have not
 been bound again in between (the key holds their binding sequence numbers). Anything else
 (calls, comparisons of values, ``and``/``or``) is not matched: the arms stay independent.
+
+``grad_off_arms`` reads another kind of test: one on torch's grad mode, whose arms then run
+with grad on or off like the body of ``with torch.no_grad():``; ``plain_arms`` one on a
+tensor's ``requires_grad``, which says the tensor needs no grad in an arm (and after the
+``if``, when the other arm returns).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -51,3 +58,75 @@ def _prefixes(dotted: str) -> list[str]:
     match."""
     parts = dotted.split(".")
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+#: tests that say grad mode is on, and tests that say it is off
+_GRAD_ON = frozenset({"torch.is_grad_enabled"})
+_GRAD_OFF = frozenset({"torch.is_inference_mode_enabled"})
+
+
+def grad_off_arms(
+    test: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]
+) -> tuple[bool, bool]:
+    """Whether the body and the ``else`` of ``if test:`` run with grad off, by the test:
+    ``if not torch.is_grad_enabled() and ...:`` (or ``torch.is_inference_mode_enabled()``)
+    runs its body so, ``if torch.is_grad_enabled():`` its ``else``. Other tests say nothing."""
+    if _calls(test, qualify, _GRAD_ON):
+        return (False, True)
+    for part in _parts(test, cst.And):  # ``a and not torch.is_grad_enabled() and b``
+        negated = isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Not)
+        if negated and _calls(part.expression, qualify, _GRAD_ON):
+            return (True, False)
+        if _calls(part, qualify, _GRAD_OFF):
+            return (True, False)
+    return (False, False)
+
+
+def _calls(
+    node: cst.BaseExpression,
+    qualify: Callable[[cst.BaseExpression], str | None],
+    names: frozenset[str],
+) -> bool:
+    return isinstance(node, cst.Call) and not node.args and qualify(node.func) in names
+
+
+def plain_arms(test: cst.BaseExpression) -> tuple[frozenset[str], frozenset[str]]:
+    """The names whose tensors need no grad in the body and in the ``else`` of ``if test:``,
+    by the test: ``if not x.requires_grad:`` (alone or as a part of an ``and``) says so of
+    ``x`` in the body, ``if x.requires_grad:`` (or ``or``-ed tests on it) in the ``else``."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    inner = test.expression if negated else test  # type: ignore[attr-defined]
+    body: set[str] = set()
+    orelse: set[str] = set()
+    for part in _parts(inner, cst.Or):  # ``a.requires_grad or b.requires_grad``: neither
+        name = _requires_grad_of(part)
+        if name is not None:
+            (body if negated else orelse).add(name)
+    if not negated:
+        for part in _parts(test, cst.And):
+            sub = part.expression if isinstance(part, cst.UnaryOperation) else None
+            if isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Not):
+                name = _requires_grad_of(sub)  # type: ignore[arg-type]
+                if name is not None:
+                    body.add(name)
+    if negated and not body:
+        return (frozenset(), frozenset())
+    return (frozenset(body), frozenset(orelse))
+
+
+def _parts(test: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]:
+    parts, pending = [], [test]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, cst.BooleanOperation) and isinstance(part.operator, operator):
+            pending += [part.left, part.right]
+        else:
+            parts.append(part)
+    return parts
+
+
+def _requires_grad_of(node: cst.BaseExpression) -> str | None:
+    """``x.requires_grad`` (``x`` a name): ``x``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "requires_grad":
+        return dotted_name(node.value) if isinstance(node.value, cst.Name) else None
+    return None

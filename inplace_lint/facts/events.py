@@ -20,10 +20,16 @@ class SavedOverwrite:
     backward_what: str
 
 
+#: ``MultiViewWrite.op`` of ``torch.add(a, b, out=buf)`` where ``a`` or ``b`` requires grad
+OUT_GRAD = "out="
+
+
 @dataclass(frozen=True, eq=False)
 class MultiViewWrite:
-    """An in-place write to one of the views ``op`` (``unbind``, ``chunk``, ``split``)
-    returned, with grad on: autograd refuses it at once."""
+    """A write autograd refuses at once, with grad on: to one of the views ``op``
+    (``unbind``, ``chunk``, ``split``) returned, to a view a backward hook or a custom
+    Function returned (``op`` says which), or, with ``op`` :data:`OUT_GRAD`, an ``out=``
+    call one of whose arguments requires grad."""
 
     write: Write
     op: str

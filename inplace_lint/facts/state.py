@@ -213,6 +213,8 @@ class AnalyzerBase:
         self._subscript_of: dict[int, cst.Subscript] = {}
         #: ids of expressions read by softmax, exp or sigmoid (``vanishing``)
         self._vanishing_reads: set[int] = set()
+        #: same-file autograd.Function classes: whether their forward returns a view
+        self._function_views: dict[str, bool] = {}
         #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
         self._untracked_reads: set[int] = set()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))

@@ -9,7 +9,7 @@ import libcst as cst
 from inplace_lint.facts.classes import (
     literal_bool,
 )
-from inplace_lint.facts.conditions import condition_key
+from inplace_lint.facts.conditions import condition_key, grad_off_arms, plain_arms
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
@@ -77,6 +77,8 @@ class Statements(AnalyzerBase):
                 [stmt.body.body, _orelse(stmt.orelse)],
                 guarded=_mentions_inplace(stmt.test),
                 condition=condition_key(stmt.test, scope.bindings),
+                grad_off=grad_off_arms(stmt.test, self.imports.qualify),
+                plain=plain_arms(stmt.test),
             )
         elif isinstance(stmt, cst.For):
             scope.stmt = stmt

@@ -305,6 +305,17 @@ class TorchSemantics(AnalyzerBase):
             )
             if write is not None:
                 self._inplace_results[id(node)] = write
+                given = [v for v in inputs if all(v is not o for o in out_values)]
+                sure = all(
+                    v.kind is Kind.TENSOR and v.sure and v.origin != "arg" for v in out_values
+                )
+                if sure and not self.scope.no_grad and self._grad_of(given) == 2:
+                    # torch refuses it at once: 'functions with out=... arguments don't
+                    # support automatic differentiation, but one of the arguments requires
+                    # grad' (an ``out=`` leaf that requires grad is IPL003's); not for an
+                    # ``out`` the caller gives (``out=None`` by default, given on a path whose
+                    # inputs the caller correlates with it: the grad is not known there)
+                    self.facts.multi_view_writes.append(ev.MultiViewWrite(write, ev.OUT_GRAD))
             return out_values
         if info is not None and info.view and first:
             tensors = [v for v in first if v.kind is Kind.TENSOR]

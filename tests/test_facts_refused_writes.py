@@ -1,0 +1,82 @@
+"""Writes torch refuses at once, with grad on: views a custom Function returned, and ``out=``
+calls with an argument that requires grad.
+
+Every program is run with torch: the hazards raise, the look-alikes run.
+"""
+
+from __future__ import annotations
+
+import pytest
+from programs import behave, codes
+
+FUNCTION = """
+import torch
+
+
+class Split(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        {body}
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.t()
+
+
+w = torch.randn(3, 3, requires_grad=True)
+q = Split.apply(w * 2)
+q *= 0.5
+q.sum().backward()
+"""
+
+#: forward bodies whose output is a view (made inside, or the input as it came)
+VIEWS = [
+    "x2 = x.clone()\n        heads = x2.t()\n        return heads",
+    "return x.clone().t()",
+    "return x.clone()[:, 0:3].t()",
+]
+#: forward bodies whose output is a new tensor: the write is allowed
+NEW = ["return (x * 2).t().contiguous()", "return x.t() * 1.0"]
+
+
+def _write_line(source: str) -> int:
+    return source.splitlines().index("q *= 0.5") + 1
+
+
+@pytest.mark.parametrize("body", VIEWS)
+def test_a_view_a_custom_function_returned(body: str) -> None:
+    source = FUNCTION.format(body=body)
+    assert codes(source) == [(_write_line(source), "IPL001")]
+
+
+@pytest.mark.parametrize("body", NEW)
+def test_a_new_tensor_a_custom_function_returned(body: str) -> None:
+    assert codes(FUNCTION.format(body=body)) == []
+
+
+OUT = """
+import torch
+
+w = torch.randn(3, requires_grad=True)
+buf = torch.empty(3)
+{call}
+"""
+
+
+def test_out_with_an_argument_that_requires_grad() -> None:
+    assert codes(OUT.format(call="torch.mul(w, 2, out=buf)")) == [(6, "IPL001")]
+    assert codes(OUT.format(call="torch.mul(w.detach(), 2, out=buf)")) == []
+    assert codes(OUT.format(call="with torch.no_grad():\n    torch.mul(w, 2, out=buf)")) == []
+
+
+def test_the_programs_behave_as_labelled() -> None:
+    match = "is a view and is being modified inplace"
+    behave(FUNCTION.format(body=VIEWS[0]), *(FUNCTION.format(body=b) for b in NEW), match=match)
+    for body in VIEWS[1:]:
+        behave(FUNCTION.format(body=body), match=match)
+    behave(
+        OUT.format(call="torch.mul(w, 2, out=buf)"),
+        OUT.format(call="torch.mul(w.detach(), 2, out=buf)"),
+        OUT.format(call="with torch.no_grad():\n    torch.mul(w, 2, out=buf)"),
+        match="don't support automatic differentiation",
+    )
