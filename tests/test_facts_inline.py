@@ -258,3 +258,31 @@ def test_each_position_of_a_helpers_tuples_keeps_its_own_values() -> None:
     hazard = POSITIONS.format(returned="element.sigmoid()")
     assert codes(hazard) == [(30, "IPL001")]
     behave(hazard, POSITIONS.format(returned="element"))
+
+
+MASKS = """
+import torch
+from torch import nn
+
+
+def init_masks(feats):
+    masks = {}
+    for key, feat in feats.items():
+        masks[key] = nn.Parameter(torch.randn(1, feat.size(1)) * 0.1)
+    return masks, len(masks)
+
+
+feats = {"a": torch.randn(2, 3)}
+masks, count = init_masks(feats)
+loss = sum((feats[k] * m.sigmoid()).sum() for k, m in masks.items())
+loss.backward()
+for key in masks:
+    masks[key] = masks[key].detach().sigmoid()
+"""
+
+
+def test_a_returned_dict_stays_a_dict_at_its_position() -> None:
+    """``masks, count = init_masks(feats)``: ``masks`` is the dict the helper built, so
+    ``masks[key] = ...`` replaces an entry; no leaf of it is written (dgl's GNNExplainer)."""
+    assert codes(MASKS) == []
+    run(MASKS)

@@ -66,3 +66,19 @@ def test_a_loop_over_a_models_layers_runs_at_least_once() -> None:
     encoders, untuned run 8); an empty model is no configuration to warn about."""
     assert codes(LAYERS) == []
     run(LAYERS)
+
+
+ZIPPED = LAYERS.replace(
+    "        for module in self.enc:\n            xs_pad = module(xs_pad)",
+    "        states = [None] * len(self.enc)\n"
+    "        for module, state in zip(self.enc, states):\n"
+    "            xs_pad = module(xs_pad)",
+)
+
+
+def test_a_zip_over_a_models_layers_runs_at_least_once() -> None:
+    """``for rnn, state in zip(self.enc, prev_states)``: the states are paired with the layers,
+    so the loop runs as a loop over the layers does (espnet's transducer encoder, run 8)."""
+    assert "zip(self.enc, states)" in ZIPPED
+    assert codes(ZIPPED) == []
+    run(ZIPPED)

@@ -64,6 +64,28 @@ def _without_grad(env: dict[str, list[Value]], names: frozenset[str]) -> list[tu
     return changed
 
 
+#: module containers whose members a loop visits
+_MODULE_CONTAINERS = frozenset(
+    {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
+)
+
+
+def model_parts(values: list[Value]) -> bool:
+    """A loop over a model's layers (a ModuleList, Sequential or ModuleDict) or over its
+    parameters runs at least once: a model with no layers or parameters is no configuration
+    to reason about (untuned runs 7 and 8: ``for module in self.enc: xs = module(xs)``
+    followed by a write that only a zero-trip loop would send to the caller's tensor)."""
+    return bool(values) and all(
+        v.kind is Kind.PARAM_ITER
+        or (
+            v.kind is Kind.MODULE
+            and v.module is not None
+            and v.module.qualname in _MODULE_CONTAINERS
+        )
+        for v in values
+    )
+
+
 class Binder(AnalyzerBase):
     """The binder room of the interpreter (see the module docstring)."""
 
@@ -467,7 +489,11 @@ class Binder(AnalyzerBase):
         ):
             return None
         kind = call.func.value
-        sources = [self._iterate(self._eval(arg.value)) for arg in call.args]
+        evaluated = [self._eval(arg.value) for arg in call.args]
+        # ``zip(self.enc, prev_states)``: the states are paired with the layers, so the loop
+        # runs when the model's layers do (``model_parts``)
+        self._zip_runs = model_parts(evaluated[0])
+        sources = [self._iterate(values) for values in evaluated]
         target = stmt.target
         if kind == "reversed":
             names: list[cst.BaseExpression] = [target]

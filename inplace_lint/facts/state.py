@@ -213,8 +213,8 @@ class AnalyzerBase:
         self._subscript_of: dict[int, cst.Subscript] = {}
         #: ids of expressions read by softmax, exp or sigmoid (``vanishing``)
         self._vanishing_reads: set[int] = set()
-        #: same-file autograd.Function classes: whether their forward returns a view
-        self._function_views: dict[str, bool] = {}
+        self._function_views: dict[str, bool] = {}  # Function class -> forward gives a view
+        self._zip_runs = False  # the last zip loop's first iterable is a model's parts
         #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
         self._untracked_reads: set[int] = set()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
@@ -319,8 +319,9 @@ class AnalyzerBase:
         #: function id -> its fixed literal lists (``fixed_lists``)
         self._fixed: dict[int, dict[str, tuple[cst.BaseExpression, ...]]] = {}
         #: function id -> what its lists grow by (``grown_lists.grown``)
-        self._grown: dict[int, tuple[Pairs, Leads]] = {}
+        self._grown: dict[int, tuple[Pairs, Leads, Leads]] = {}
         self.resolver.leads_of = self._leads_of
+        self.resolver.tails_of = self._tails_of
 
     def _bound_counts(self, func: cst.FunctionDef | cst.Module) -> dict[str, int]:
         """How often each name is bound in ``func`` (``bound_names``), once per function."""
@@ -340,7 +341,11 @@ class AnalyzerBase:
         """The leading items of the lists grown by appends in ``func``."""
         return self._grown_by(func)[1]
 
-    def _grown_by(self, func: cst.FunctionDef | cst.Module) -> tuple[Pairs, Leads]:
+    def _tails_of(self, func: cst.FunctionDef) -> Leads:
+        """The items that may be last in the lists grown by appends in ``func``."""
+        return self._grown_by(func)[2]
+
+    def _grown_by(self, func: cst.FunctionDef | cst.Module) -> tuple[Pairs, Leads, Leads]:
         """What the lists of ``func`` grow by (``grown_lists.grown``), once per function."""
         found = self._grown.get(id(func))
         if found is None:

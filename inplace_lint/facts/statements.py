@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from inplace_lint.facts.binder import model_parts
 from inplace_lint.facts.classes import (
     literal_bool,
 )
@@ -108,14 +109,16 @@ class Statements(AnalyzerBase):
             self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value, origin="def")])
 
     def _for(self, stmt: cst.For) -> None:
+        self._zip_runs = False
         parts = self._zipped(stmt)
         counters = _counters(stmt)
         once = runs_at_least_once(stmt.iter)
         if parts is not None:
+            once = once or self._zip_runs
             self._loop(stmt.body.body, (stmt.target, []), parts, counters, once=once)
         else:
             iterated = self._eval(stmt.iter)
-            once = once or _model_parts(iterated)
+            once = once or model_parts(iterated)
             elements = self._iterate(iterated)
             self._loop(stmt.body.body, (stmt.target, elements), counters=counters, once=once)
         if stmt.orelse is not None:
@@ -380,28 +383,6 @@ class Statements(AnalyzerBase):
         info = self.table.methods.get(method) if method else None
         if info is not None and write is not None:
             self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
-
-
-#: module containers whose members a loop visits
-_MODULE_CONTAINERS = frozenset(
-    {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
-)
-
-
-def _model_parts(values: list[Value]) -> bool:
-    """A loop over a model's layers (a ModuleList, Sequential or ModuleDict) or over its
-    parameters runs at least once: a model with no layers or parameters is no configuration
-    to reason about (untuned runs 7 and 8: ``for module in self.enc: xs = module(xs)``
-    followed by a write that only a zero-trip loop would send to the caller's tensor)."""
-    return bool(values) and all(
-        v.kind is Kind.PARAM_ITER
-        or (
-            v.kind is Kind.MODULE
-            and v.module is not None
-            and v.module.qualname in _MODULE_CONTAINERS
-        )
-        for v in values
-    )
 
 
 def _by_slot(values: list[Value], targets: list[cst.BaseExpression]) -> list[list[Value]] | None:

@@ -302,7 +302,8 @@ class Steps(AnalyzerBase):
 
     def _note_return_shape(self, node: cst.BaseExpression, values: list[Value]) -> None:
         """One ``return``: the values at each position when it returns a tuple (a display of
-        one value per element, or a call that gives back a record), else None."""
+        one value per element, or a call that gives back a record), else None. A position
+        keeps a container whole (``return feat_masks, edge_masks``, two dicts)."""
         shaped = len(values) == 1 and values[0].kind is Kind.CONTAINER and values[0].elements
         if shaped and isinstance(node, cst.Tuple):
             if any(isinstance(e, cst.StarredElement) for e in node.elements):
@@ -312,7 +313,7 @@ class Steps(AnalyzerBase):
                 return
         elif shaped:
             shaped = isinstance(node, cst.Call)
-        positions = [self._flatten([e]) for e in values[0].elements] if shaped else None
+        positions = [[e] for e in values[0].elements] if shaped else None
         self.scope.returns.append(positions)
 
     def _display_positions(self, display: Value, size: int) -> list[list[Value]] | None:
@@ -324,7 +325,7 @@ class Steps(AnalyzerBase):
             if slot is None or slot >= size:
                 return None
             positions[slot].append(value)
-        return [self._flatten(values) for values in positions]
+        return positions
 
     def _note_returned_saves(self, scope: _Scope) -> None:
         """What a method's result depends on: the saves of module parameters it carries,
@@ -334,7 +335,7 @@ class Steps(AnalyzerBase):
             return
         positions = scope.returned_positions()
         groups = positions if positions is not None else [scope.escapes]
-        saves = [_parameter_saves(values) for values in groups]
+        saves = [_parameter_saves(self._flatten(values)) for values in groups]
         if any(saves):
             self.returned_saves[(ctx.cls.name, ctx.name)] = saves
 
