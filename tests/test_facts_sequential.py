@@ -128,3 +128,49 @@ def test_a_member_built_from_a_parameter_default() -> None:
     assert codes(hazard) == [(10, "IPL001")]
     assert codes(safe) == []
     behave(hazard, safe)
+
+
+INSERTED = """
+import torch
+from torch import nn
+
+
+class ConvReLU(nn.Module):
+    def __init__(self, cin, cout, bn=True):
+        super().__init__()
+        layers = [{layers}]
+        if bn:
+            layers.insert({position}, nn.BatchNorm2d(cout))
+        self.block = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.block(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = ConvReLU(2, 2)
+
+    def forward(self, x):
+        y = self.block(x)
+        y += x
+        return y
+
+
+Decoder()(torch.randn(1, 2, 3, 3)).sum().backward()
+"""
+CONV_RELU = "nn.Conv2d(cin, cout, 1), nn.ReLU(inplace=True)"
+RELU_CONV = "nn.ReLU(), nn.Conv2d(cin, cout, 1)"
+
+
+def test_a_grown_sequential_ending_in_an_inplace_relu_keeps_its_output() -> None:
+    """``layers.insert(1, bn)`` puts the BatchNorm between the conv and the ReLU, which stays
+    last and keeps its output (segmentation_models.pytorch's Conv2dReLU, round 16); inserted
+    at the end, or before a conv that ends the list, nothing keeps the output."""
+    hazard = INSERTED.format(layers=CONV_RELU, position=1)
+    assert codes(hazard) == [(25, "IPL001")]
+    at_end = INSERTED.format(layers=CONV_RELU, position=2)
+    conv_last = INSERTED.format(layers=RELU_CONV, position=1)
+    assert codes(at_end) == codes(conv_last) == []
+    behave(hazard, at_end, conv_last)

@@ -610,8 +610,21 @@ class Calls(AnalyzerBase):
                 self._save(value, label, node, "input", [result])
         if spec.saved_outputs:  # ``out, (h, c) = lstm(x)``: a tuple, ``out`` saved
             return [self._saved_tuple(spec, result, label, node)]
+        self._module_result_saves(spec, result, tensors, label, node)
+        return [result]
+
+    def _module_result_saves(
+        self, spec: ModuleSpec, result: Value, tensors: list[Value], label: str, node: cst.Call
+    ) -> None:
+        """What a module call keeps of its output (the module itself, the last member of a
+        grown Sequential, or a same-file forward) and of its input (a same-file forward)."""
         if spec.saves_result:
             self._save(result, label, node, "result", [result])
+        elif spec.tails and all(t.saves_result for t in spec.tails):
+            # ``nn.Sequential(*layers)`` whose grown list always ends in a member that keeps
+            # its output (``layers.insert(1, bn)`` before ``nn.ReLU(inplace=True)``)
+            tail = spec.tails[0]
+            self._save(result, short_name(tail.qualname or "module"), node, "result", [result])
         saved_by = [(self.forward_saves_output.get(c), c) for c in spec.classes]
         if saved_by and all(op for op, _ in saved_by):  # every class it may be saves it
             op = f"{saved_by[0][0]} in {saved_by[0][1]}.forward"
@@ -621,7 +634,6 @@ class Calls(AnalyzerBase):
             op = f"{saved_in[0][0]} in {saved_in[0][1]}.forward"
             for value in tensors:
                 self._save(value, op, node, "input", [result])
-        return [result]
 
     def _saved_tuple(self, spec: ModuleSpec, result: Value, label: str, node: cst.Call) -> Value:
         """A torch module's tuple result: each output depends on what ``result`` does, and

@@ -89,6 +89,7 @@ class ModuleResolver:
         #: a method's lists grown by appends, the items that may lead each (set by the
         #: analyzer: ``grown_lists`` sits above this module)
         self.leads_of: Callable[[cst.FunctionDef], Leads] | None = None
+        self.tails_of: Callable[[cst.FunctionDef], Leads] | None = None
         #: the method whose ``self.x = ...`` statements are being read (``collect_attributes``):
         #: only an attribute's ``nn.Sequential(*layers)`` learns its leading members
         self.method: cst.FunctionDef | None = None
@@ -138,8 +139,13 @@ class ModuleResolver:
             return None
         if qualname in _CONTAINERS:
             elements = self._elements(expr, lists or {}, held or {}, defaults)
-            leads = self._leads(expr, held or {}, defaults) if elements is None else ()
-            return ModuleSpec(qualname=qualname, node=expr, elements=elements, leads=leads)
+            leads = tails = ()
+            if elements is None:  # a list grown by appends: its first and last members
+                leads = self._grown_members(expr, held or {}, defaults, self.leads_of)
+                tails = self._grown_members(expr, held or {}, defaults, self.tails_of)
+            return ModuleSpec(
+                qualname=qualname, node=expr, elements=elements, leads=leads, tails=tails
+            )
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
@@ -167,15 +173,16 @@ class ModuleResolver:
             device_saves=info.device_saves,
         )
 
-    def _leads(
+    def _grown_members(
         self,
         call: cst.Call,
         held: dict[str, ModuleSpec],
         defaults: dict[str, cst.BaseExpression] | None,
+        members_of: Callable[[cst.FunctionDef], Leads] | None,
     ) -> tuple[ModuleSpec, ...]:
         """``nn.Sequential(*layers)`` over a list its function grows: the members that may
-        run first (``grown_lists.grown``, through ``leads_of``)."""
-        if self.leads_of is None or self.method is None:
+        run first, or last (``grown_lists.grown``, through ``leads_of`` or ``tails_of``)."""
+        if members_of is None or self.method is None:
             return ()
         if not call.args or call.args[0].star != "*":
             return ()
@@ -183,7 +190,7 @@ class ModuleResolver:
         if not isinstance(name, cst.Name):
             return ()
         found: list[ModuleSpec] = []
-        for member in self.leads_of(self.method).get(name.value, ()):
+        for member in members_of(self.method).get(name.value, ()):
             dotted = dotted_name(member)
             attr = dotted[5:] if dotted is not None and dotted.startswith("self.") else None
             spec = held.get(attr) if attr is not None else self.spec(member, defaults)

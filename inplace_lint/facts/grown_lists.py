@@ -9,8 +9,11 @@ so its last item may precede its first). Each append pairs every possible last i
 new one; exclusive arms never pair.
 
 A name counts when the function binds it once, to a list display, and otherwise only grows
-it (``append``, ``extend`` or ``+=`` with a list display); any other method call on it, a
-subscript of it or another binding disqualifies it. A local name an item refers to is
+it (``append``, ``extend`` or ``+=`` with a list display, or ``insert`` at a positive integer
+position); any other method call on it, a subscript of it or another binding disqualifies it.
+``layers.insert(1, bn)`` into ``[conv, relu]`` puts ``bn`` between items: it may follow and
+precede any item put in before it, and it is last only where the list may be that short
+(the flow keeps the fewest items the list surely holds). A local name an item refers to is
 followed to its one binding (``conv2d = nn.Conv2d(...)``). Limits: ``break``/``continue`` and
 ``try`` are read as straight-line code; the items of a list built in another function are
 not seen.
@@ -35,25 +38,29 @@ _GROW = frozenset({"append", "extend"})
 
 def grown(
     func: cst.FunctionDef | cst.Module, counts: dict[str, int] | None = None
-) -> tuple[Pairs, Leads]:
+) -> tuple[Pairs, Leads, Leads]:
     """For each list ``func`` (a function, or a module's top level) grows: the pairs (item,
-    item that may follow it directly), and the items that may be its first (appended while
-    the list may still be empty), in source order."""
+    item that may follow it directly), the items that may be its first (appended while the
+    list may still be empty), in source order, and the items that may be its last at the end
+    of ``func`` (none when it may be empty there)."""
     if counts is None:  # how often each name is bound (``bound_names``), if not given
         counts = bound_names(func)[0]
     names = _grown_names(func, counts)
     if not names:
-        return {}, {}
+        return {}, {}, {}
     locals_ = _single_values(func, counts)
     pairs: Pairs = {}
     leads: Leads = {}
+    tails: Leads = {}
     for name in names:
         flow = _flow(func, name, locals_)
         if flow.pairs:
             pairs[name] = flow.pairs
         if flow.leads:
             leads[name] = tuple(flow.leads)
-    return pairs, leads
+        if flow.last and _START not in flow.last:
+            tails[name] = tuple(item for item in flow.items if item in flow.last)
+    return pairs, leads, tails
 
 
 def _flow(
@@ -87,7 +94,8 @@ def _grown_names(func: cst.FunctionDef | cst.Module, counts: dict[str, int]) -> 
             candidates.discard(node.value.value)
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             holder = node.func.value
-            if isinstance(holder, cst.Name) and node.func.attr.value not in _GROW:
+            grows_it = node.func.attr.value in _GROW or _insert_position(node) is not None
+            if isinstance(holder, cst.Name) and not grows_it:
                 candidates.discard(holder.value)
         elif (
             isinstance(node, cst.AugAssign)
@@ -120,6 +128,8 @@ class _Flow:
         self.last: set[cst.BaseExpression] = {_START}
         self.pairs: set[Pair] = set()
         self.leads: list[cst.BaseExpression] = []
+        self.items: list[cst.BaseExpression] = []  # every item put in so far
+        self.fewest = 0  # how many items the list surely holds here
 
     def block(self, suite: cst.BaseSuite | cst.Else | None) -> None:
         if suite is None:
@@ -135,30 +145,60 @@ class _Flow:
             for small in statement.body:
                 self._small(small)
         elif isinstance(statement, cst.If):
-            before = set(self.last)
+            before, fewest = set(self.last), self.fewest
             self.block(statement.body)
-            taken, self.last = self.last, before
+            (taken, self.last), (surely, self.fewest) = (self.last, before), (self.fewest, fewest)
             if isinstance(statement.orelse, cst.If):
                 self.statement(statement.orelse)
             else:
                 self.block(statement.orelse)
             self.last |= taken
+            self.fewest = min(self.fewest, surely)
         elif isinstance(statement, cst.For | cst.While):
-            before = set(self.last)
+            before, fewest = set(self.last), self.fewest
             self.block(statement.body)
             self.block(statement.body)  # the last item may precede the next iteration's first
             self.last |= before
+            self.fewest = fewest  # the body may not run
             self.block(statement.orelse)
         elif isinstance(statement, cst.With | cst.Try):
             self.block(statement.body)
 
     def _small(self, small: cst.BaseSmallStatement) -> None:
+        inserted = self._inserted(small)
+        if inserted is not None:
+            position, item = inserted
+            item = self._followed(item)
+            self.pairs |= {(other, item) for other in self.items}
+            self.pairs |= {(item, other) for other in self.items}
+            if position >= self.fewest:  # the list may be that short: appended at its end
+                self.pairs |= {(previous, item) for previous in self.last if previous is not _START}
+                self.last.add(item)
+            self.items.append(item)
+            self.fewest += 1
+            return
         for item in self._appended(small):
             item = self._followed(item)
             if _START in self.last and all(item is not lead for lead in self.leads):
                 self.leads.append(item)
             self.pairs |= {(previous, item) for previous in self.last if previous is not _START}
             self.last = {item}
+            self.items.append(item)
+            self.fewest += 1
+
+    def _inserted(self, small: cst.BaseSmallStatement) -> tuple[int, cst.BaseExpression] | None:
+        """``name.insert(k, item)`` with a positive integer ``k``: ``(k, item)``."""
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return None
+        call, func = small.value, small.value.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == self.name
+        ):
+            return None
+        position = _insert_position(call)
+        return None if position is None else (position, call.args[1].value)
 
     def _appended(self, small: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
         """The items ``small`` puts at the end of the list, in order."""
@@ -182,7 +222,7 @@ class _Flow:
         elif isinstance(small, cst.Assign) and isinstance(small.value, cst.List):
             names = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
             if self.name in names:
-                self.last = {_START}
+                self.last, self.fewest = {_START}, 0
                 return _display_items(small.value)
         return []
 
@@ -206,3 +246,16 @@ def _empty_or_display(value: cst.BaseExpression) -> bool:
         and value.func.value == "list"
         and not value.args
     )
+
+
+def _insert_position(call: cst.Call) -> int | None:
+    """``xs.insert(k, item)`` with an integer constant ``k`` of at least 1: ``k``."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "insert"):
+        return None
+    if len(call.args) != 2 or any(a.keyword or a.star for a in call.args):
+        return None
+    index = call.args[0].value
+    if isinstance(index, cst.Integer) and int(index.value) >= 1:
+        return int(index.value)
+    return None

@@ -112,6 +112,8 @@ class ModuleSpec:
     members: tuple[str, ...] = ()
     #: for an nn.Sequential over a list grown by appends: the members that may run first
     leads: tuple[ModuleSpec, ...] = ()
+    #: and the members that may run last
+    tails: tuple[ModuleSpec, ...] = ()
     #: a torch module returning a tuple (``nn.LSTM``): the positions of the outputs it saved
     saved_outputs: tuple[int, ...] = ()
     outputs: int = 0  # the length of that tuple, when the table knows it
