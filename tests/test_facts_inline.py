@@ -286,3 +286,50 @@ def test_a_returned_dict_stays_a_dict_at_its_position() -> None:
     ``masks[key] = ...`` replaces an entry; no leaf of it is written (dgl's GNNExplainer)."""
     assert codes(MASKS) == []
     run(MASKS)
+
+
+NESTED = """
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+
+    def forward(self, query, ref):
+        return ref * 2, self.q(query)
+
+
+class Decoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pointer = Attention(dim)
+        self.cell = nn.LSTMCell(dim, dim)
+
+    def logits_of(self, x, h):
+        hy, cy = self.cell(x, h)
+        _, logits = self.pointer(hy, x)
+        return logits, (hy, cy)
+
+    def step(self, x, h, mask):
+        logits, h = self.logits_of(x, h)
+        log_p = torch.log_softmax(logits, dim=1)
+        log_p[mask] = float("-inf")
+        return log_p
+
+
+x = torch.randn(2, 4)
+log_p = Decoder(4).step(x, (torch.zeros(2, 4), torch.zeros(2, 4)), x > 0)
+log_p.masked_fill(log_p.isinf(), 0).sum().backward()
+"""
+
+
+def test_a_modules_tuple_elements_need_grad_when_it_has_parameters() -> None:
+    """``_, logits = self.pointer(...)`` two helpers deep, where the forward is not interpreted
+    again: each element of a module with parameters needs grad, so ``log_softmax`` keeps
+    ``log_p`` and the masked write breaks backward (rl4co's pointer network, run 9)."""
+    write = NESTED.splitlines().index('        log_p[mask] = float("-inf")') + 1
+    assert codes(NESTED) == [(write, "IPL001")]
+    behave(NESTED)

@@ -478,6 +478,8 @@ class Calls(AnalyzerBase):
             saves = {r for r in value.hist if r.role != FLOW}
             if saves:
                 element.hist = set(saves)
+            if value.kind is Kind.TENSOR:
+                element.grad = value.grad  # as computed (an index or a mask needs none)
         return record
 
     def _returned_record(self, class_name: str, owner: Value, produced: list[Value]) -> Value:
@@ -495,8 +497,10 @@ class Calls(AnalyzerBase):
         elif known is None and shape is None:  # forward not analysed yet: its text says
             size = self._returned_tuple_size(class_name) or size
         precise = self._forward_saves(class_name, owner, size)
+        grad = self._grad_of(produced, default=1)  # a module with parameters: each needs grad
         for position in range(size):
             element = self._unknown(sure=known is not None)
+            element.grad = grad
             if precise[position]:  # the submodules this element was computed through
                 element.hist |= precise[position]
             elif shape is None or len(shape) != size or shape[position]:
