@@ -195,3 +195,39 @@ def test_device_overlay_applies_only_where_the_cpu_side_still_matches() -> None:
     assert merged["torch.nn.X"].device_outputs == (1,)
     stale = with_devices({"torch.nn.X": info}, overlay, {"torch.nn.X": {"saved_outputs": [0]}})
     assert stale["torch.nn.X"] == info
+
+
+def test_saves_alone_names_inputs_kept_for_their_own_gradient(table: dict[str, Any]) -> None:
+    """``x.gather(1, i)`` keeps ``x`` although only ``x`` needs grad; ``a * b`` keeps ``b``
+    only for ``a``'s gradient, so ``mul`` lists none. Checked against torch here."""
+    assert table["methods"]["gather"]["saves_alone"] == ["self"]
+    assert "saves_alone" not in table["functions"]["torch.mul"]
+    torch = pytest.importorskip("torch")
+    x = torch.randn(3, 4, requires_grad=True) * 1
+    picked = x.gather(1, torch.zeros(3, 1, dtype=torch.long))
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        picked.sum().backward()
+    a = torch.randn(3, requires_grad=True) * 1
+    product = a * torch.randn(3)
+    a.add_(1)
+    product.sum().backward()  # ``a`` was not kept
+
+
+GATHERED = """\
+import torch
+
+w = torch.randn(3, 4, requires_grad=True)
+c = w * 2
+picked = c.gather(1, torch.zeros(3, 1, dtype=torch.long))
+c += 1
+picked.sum().backward()
+"""
+
+
+def test_a_write_to_what_gather_kept_is_found() -> None:
+    from inplace_lint.engine import lint_source
+
+    (finding,) = lint_source(GATHERED, "g.py")
+    assert (finding.code, finding.line) == ("IPL001", 6)
+    assert "gather" in finding.message

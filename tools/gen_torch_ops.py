@@ -8,6 +8,9 @@ inspects the autograd graph they build:
   backward. A saved tensor counts when it shares storage with that input or output, since it
   then shares the version counter and writing it in place breaks ``backward()``; copies (e.g.
   the original ``self`` cloned by ``x.mul_(y)``) are not hazards and are not listed.
+* ``saves_alone`` (present only when not empty): the saved inputs the graph keeps when that
+  input alone needs grad (``gather``'s ``input``, a loss's ``input``); the others in ``saves``
+  are kept only for another input's gradient (``mul`` keeps ``other`` for ``input``'s).
 * ``view``: the result aliases the storage of the first tensor argument.
 * ``multi_view`` (present only when true): the call returns several views of its input and
   autograd refuses an in-place write to any of them (``unbind``, ``chunk``, ``split``).

@@ -54,6 +54,9 @@ class OpInfo:
     saves_out_of_place: frozenset[str] | None
     #: returns several views of its input, which autograd refuses to write in place
     multi_view: bool = False
+    #: saved inputs it keeps when that input alone needs grad (``gather``'s ``self``); the
+    #: others in ``saves`` are kept only for another input's gradient (``a * b``)
+    saves_alone: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ def _op(raw: dict[str, Any]) -> OpInfo:
         inplace_index=inplace_param.get("index") if inplace_param else None,
         saves_out_of_place=frozenset(oop) if oop is not None else None,
         multi_view=bool(raw.get("multi_view", False)),
+        saves_alone=frozenset(raw.get("saves_alone", ())),
     )
 
 

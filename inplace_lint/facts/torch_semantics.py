@@ -186,6 +186,8 @@ class TorchSemantics(AnalyzerBase):
             if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
                 continue  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
             needed = self._grad_of(others) == 2 if others else self._grad_of(values) == 2
+            if name in info.saves_alone and self._grad_of(values) == 2:
+                needed = True  # kept for its own gradient (``gather``'s input, a loss's input)
             if not needed:
                 continue
             for value in values:
@@ -335,7 +337,9 @@ class TorchSemantics(AnalyzerBase):
             return [result]
         if info is not None and not _indices_only(qualified, args[1:]):
             saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
-            patched = OpInfo(info.params, saves, info.view, False, None, None)
+            patched = OpInfo(
+                info.params, saves, info.view, False, None, None, saves_alone=info.saves_alone
+            )
             self._record_saves(
                 patched, self._bind_args(info, None, args), [result], node, short_name(qualified)
             )

@@ -18,7 +18,14 @@ from torch import nn
 
 from .graph import shares_storage
 from .params import aten_schemas, inplace_param, operator_params, params_resolver, schema_fits
-from .probes import probe, probe_call, probe_module, probe_module_args, recipes_for
+from .probes import (
+    probe,
+    probe_call,
+    probe_module,
+    probe_module_args,
+    recipes_for,
+    saves_alone,
+)
 from .recipes import (
     CONTAINER_MODULES,
     FACTORY_RECIPES,
@@ -144,6 +151,7 @@ def function_entry(qualname: str) -> dict[str, Any] | None:
     }
     if outcome.multi_view:
         entry["multi_view"] = True
+    _add_saves_alone(entry, fn, outcome, params_of)
     if entry["inplace_param"] is not None:
         args, kwargs = outcome.recipe
         inplace_outcome = probe_call(fn, (args, {**kwargs, "inplace": True}), params_of)
@@ -174,7 +182,28 @@ def method_entry(name: str) -> dict[str, Any] | None:
     }
     if outcome.multi_view:
         entry["multi_view"] = True
+    _add_saves_alone(entry, fn, outcome, params_resolver(fn, name))
     return entry
+
+
+def _add_saves_alone(
+    entry: dict[str, Any], fn: Callable[..., Any], outcome: Any, params_of: Any
+) -> None:
+    """``saves_alone`` for a differentiable call that saved one of several inputs: those it
+    keeps when only that input needs grad (listed only when some are)."""
+    saved = [name for name in outcome.saves if name != "result"]
+    tensors = sum(1 for value in (*outcome.recipe[0], *outcome.recipe[1].values()) if _spec(value))
+    if not saved or tensors < 2 or not outcome.differentiable or outcome.inplace:
+        return
+    alone = [name for name in saves_alone(fn, outcome.recipe, params_of) if name in saved]
+    if alone:
+        entry["saves_alone"] = alone
+
+
+def _spec(value: Any) -> bool:
+    return isinstance(value, Spec) or (
+        isinstance(value, list | tuple) and any(isinstance(v, Spec) for v in value)
+    )
 
 
 def inplace_check(name: str) -> list[bool]:

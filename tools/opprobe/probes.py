@@ -72,6 +72,38 @@ def probe_call(
     return Outcome(params, saves, view, wrote, differentiable, recipe, multi_view)
 
 
+def saves_alone(fn: Callable[..., Any], recipe: Recipe, params_of: ParamsOf) -> list[str]:
+    """The inputs the graph saves when that input alone needs grad (``gather`` keeps ``self``
+    for its own gradient), as against those kept only for another input's gradient (``a * b``
+    keeps ``b`` for ``a``'s). Each input is probed with the others built without grad."""
+    reseed()
+    plain = (build(recipe[0], False), build(recipe[1], False))
+    params = params_of(*plain)
+    names = [param_name(params, i) for i in range(len(plain[0]))]
+    found: list[str] = []
+    for name in [*names, *plain[1]]:
+        reseed()
+        graded = (build(recipe[0], True), build(recipe[1], True))
+        reseed()
+        plain = (build(recipe[0], False), build(recipe[1], False))
+        args = [g if n == name else p for n, g, p in zip(names, graded[0], plain[0], strict=True)]
+        kwargs = {k: graded[1][k] if k == name else v for k, v in plain[1].items()}
+        inputs = [(n, t) for n, a in zip(names, args, strict=True) for t in iter_tensors(a)]
+        inputs += [(k, t) for k, v in kwargs.items() for t in iter_tensors(v)]
+        if not any(n == name and t.requires_grad for n, t in inputs):
+            continue
+        stop = {tensor.grad_fn for _, tensor in inputs if tensor.grad_fn is not None}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = fn(*args, **kwargs)
+        except Exception:
+            continue
+        if name in classify_saves(list(iter_tensors(result)), stop, inputs):
+            found.append(name)
+    return sorted(set(found))
+
+
 def _refuses_inplace(out: Any) -> bool:
     """Autograd refuses an in-place write to ``out`` because it is one of several views one
     call returned (``unbind``, ``chunk``, ``split``; ``tensor_split`` returns separate
