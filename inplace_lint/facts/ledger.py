@@ -66,6 +66,9 @@ class Group:
     version: int = 0
     hidden: int = 0
     leaf: bool = False  # a leaf that requires grad lives here
+    #: made by a factory torch documents as returning uninitialized data (``torch.empty``)
+    #: and not yet written whole: its old values are nobody's, so no read of them is stale
+    uninitialized: bool = False
     writes: list[tuple[int, Any]] = field(default_factory=list)
     hidden_writes: list[tuple[int, Any]] = field(default_factory=list)
     #: write id -> the path on which the write reaches this group, where it is narrower than

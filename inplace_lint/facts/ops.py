@@ -91,6 +91,8 @@ class OpTable:
     view_methods: frozenset[str]
     view_functions: frozenset[str]
     factory_functions: frozenset[str]
+    #: factories and methods torch documents as returning uninitialized data
+    uninitialized: frozenset[str] = frozenset()
 
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
@@ -174,6 +176,7 @@ def load_table() -> OpTable:
         view_methods=frozenset(raw.get("view_methods", ())),
         view_functions=frozenset(raw.get("view_functions", ())),
         factory_functions=frozenset(raw.get("factory_functions", ())),
+        uninitialized=frozenset(raw.get("uninitialized", ())),
     )
 
 

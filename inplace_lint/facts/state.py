@@ -108,6 +108,9 @@ class _Scope:
     stmt: cst.CSTNode | None = None
     callables: dict[str, Group] = field(default_factory=dict)
     pending_by_node: dict[int, list[_Pending]] = field(default_factory=dict)
+    #: a helper call's writes to uninitialized storage, by call node and storage groups:
+    #: they all fill it
+    call_fills: dict[tuple[int, frozenset[int]], bool] = field(default_factory=dict)
     backward_seen: bool = False
     #: name -> {value id: the branch arms through which that value reached the name}
     arms: dict[str, dict[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)

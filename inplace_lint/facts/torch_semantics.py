@@ -58,6 +58,8 @@ class TorchSemantics(AnalyzerBase):
     ) -> list[Value]:
         if method in ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_"):
             self._check_clamp(node, method, [a for _, a, _ in args], receiver)
+        if method in self.table.uninitialized and not self.table.is_inplace_method(method):
+            return [_uninitialized_tensor()]  # ``x.new_empty(n)``: storage to fill
         if method == "requires_grad_":
             # ``requires_grad_(flag)`` with a flag not written out: it may or may not
             flag = literal_bool(args[0][1].value) if args else True
@@ -227,6 +229,7 @@ class TorchSemantics(AnalyzerBase):
             value = new_value(Kind.TENSOR, grad=2 if requires else 0, leaf=requires)
             value.group.leaf = requires
             value.blank = qualified.rsplit(".", 1)[-1] in _BLANK_FACTORIES
+            value.group.uninitialized = qualified in self.table.uninitialized
             return [value]
         return self._torch_op(qualified, node, args)
 
@@ -485,3 +488,10 @@ def _inplace_mode(info: OpInfo | None, args: list[tuple[str, cst.Arg, list[Value
 def _builtin_method(name: str) -> bool:
     """``name`` is also a method of a builtin value (``str.split``, ``list.index``)."""
     return any(hasattr(kind, name) for kind in (str, bytes, list, tuple, dict, set, int, float))
+
+
+def _uninitialized_tensor() -> Value:
+    """A new tensor of storage torch leaves uninitialized (``x.new_empty(n)``)."""
+    fresh = new_value(Kind.TENSOR, sure=True)
+    fresh.group.uninitialized = True
+    return fresh

@@ -76,24 +76,45 @@ class Writes(AnalyzerBase):
         )
         write.update = optimizer or (write.no_grad and any(v.leaf for v in tensors))
         written_name = self._written_name(target_node)
+        filling = self._fills(tensors, target_node, via_call)
         group_ids = self._bump_versions(write, tensors, written_name, extra)
         pending = _Pending(group_ids, write, write.seq, written_name, tensors)
         if self._loops:
             pending.loops = tuple(frame.key for frame in self._loops)
             pending.target_node = target_node
         if via_call is not None:
-            self._pending_call_write(pending, tensors, via_call, returned, side_effect)
+            self._pending_call_write(pending, tensors, via_call, returned, side_effect, filling)
             return write
         if isinstance(node, cst.Call) and written_name is not None:
             write.elsewhere = True
             scope.pending_by_node[id(node)] = [pending]
-        if not self._meant_to_share(pending, tensors) and not self._helper_view(target_node):
+        if (
+            not filling
+            and not self._meant_to_share(pending, tensors)
+            and not self._helper_view(target_node)
+        ):
             scope.stale.append(pending)
             self._note_stored(pending)
         elif optimizer:
             scope.updates.append(pending)
         self._classify_write(write, tensors, group_ids, optimizer or no_grad)
         return write
+
+    def _fills(
+        self, tensors: list[Value], target: cst.CSTNode | None, via_call: cst.CSTNode | None
+    ) -> bool:
+        """Whether the write gives uninitialized storage its first values (no read of the old
+        ones can be stale); every write of one helper call fills as its first does. A write
+        of a whole tensor (not a view or an item) leaves the storage initialized."""
+        filling = all(v.group.uninitialized for v in tensors)
+        if via_call is not None:
+            key = (id(via_call), frozenset(v.group.id for v in tensors))
+            filling = self.scope.call_fills.setdefault(key, filling)
+        if not isinstance(target, cst.Subscript):
+            for value in tensors:
+                if not value.view:
+                    value.group.uninitialized = False
+        return filling
 
     def _helper_view(self, target: cst.CSTNode | None) -> bool:
         """``_select(result, i).copy_(y)``: the write goes through what a same-file helper
@@ -135,8 +156,10 @@ class Writes(AnalyzerBase):
         via_call: cst.CSTNode,
         returned: bool,
         side_effect: bool,
+        filling: bool = False,
     ) -> None:
-        """A same-file helper wrote the caller's tensor (``write.via_call``)."""
+        """A same-file helper wrote the caller's tensor (``write.via_call``); ``filling``: the
+        tensor is uninitialized storage the helper fills, so no later read is stale."""
         scope = self.scope
         write = pending.write
         # A helper that is in place by contract surprises only a caller that uses its
@@ -146,7 +169,8 @@ class Writes(AnalyzerBase):
             scope.pending_by_node.setdefault(id(via_call), []).append(pending)
         # A procedure (it returns nothing) is called to change the tensor: reads through
         # the name passed want the new value, reads through other aliases see a surprise.
-        scope.stale.append(pending)
+        if not filling:
+            scope.stale.append(pending)
         if not scope.ctx.role.startswith("fn_"):
             self._note_arg_write(write, tensors)  # our own caller's tensor changes too
 

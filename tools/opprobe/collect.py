@@ -326,6 +326,15 @@ def _builds_from_values(
     )
 
 
+def returns_uninitialized(name: str) -> bool:
+    """Whether torch documents ``torch.<name>`` (or, for a bare name, ``Tensor.<name>``) as
+    returning uninitialized data (``empty``, ``empty_like``, ``new_empty``): its old values are
+    nobody's, so writing them can make no read stale."""
+    owner, _, attr = name.rpartition(".")
+    obj = getattr(torch, attr, None) if owner == "torch" else getattr(torch.Tensor, name, None)
+    return "uninitialized" in (getattr(obj, "__doc__", None) or "")
+
+
 def is_factory(name: str) -> bool:
     """Whether ``torch.<name>`` builds a new tensor with no autograd history.
 

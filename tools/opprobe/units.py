@@ -113,6 +113,9 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
         "view_methods": sorted(view_methods),
         "view_functions": sorted(name for name, entry in functions.items() if entry["view"]),
         "factory_functions": factories,
+        "uninitialized": sorted(
+            name for name in (*factories, *methods) if collect.returns_uninitialized(name)
+        ),
     }
     if grouped["modargs"]:
         args = {name: entry for name, entry in grouped["modargs"] if entry is not None}
