@@ -19,7 +19,13 @@ TABLE_PATH = ROOT / "inplace_lint" / "data" / "torch_ops.json"
 GENERATOR = ROOT / "tools" / "gen_torch_ops.py"
 
 F = "torch.nn.functional"
-LIST_SECTIONS = ("inplace_methods", "view_methods", "view_functions", "factory_functions")
+LIST_SECTIONS = (
+    "inplace_methods",
+    "view_methods",
+    "view_functions",
+    "factory_functions",
+    "uninitialized",
+)
 TOP_LEVEL_KEYS = {"torch_version", "functions", "methods", "modules", *LIST_SECTIONS}
 
 

@@ -41,7 +41,13 @@ from pathlib import Path
 from typing import Any
 
 ENTRY_SECTIONS = ("functions", "methods", "modules", "module_args")
-LIST_SECTIONS = ("inplace_methods", "view_methods", "view_functions", "factory_functions")
+LIST_SECTIONS = (
+    "inplace_methods",
+    "view_methods",
+    "view_functions",
+    "factory_functions",
+    "uninitialized",
+)
 #: Keys describing one generation run, not torch: they move into ``device_differences``.
 RUN_KEYS = ("device", "device_info", "skipped_probes")
 SHIPPED = Path(__file__).resolve().parent.parent / "inplace_lint" / "data" / "torch_ops.json"
