@@ -48,6 +48,14 @@ CONFIRMED_AT = {
 }
 
 
+def _sampled(cases: list[Example]) -> list[Example]:
+    """One case in two, and every case named above: ``tools/confirm_score.py`` scores all of
+    them (``bench/DYNAMIC.md``: 344/347 on CPU, 348/351 on CUDA), and the whole set here
+    would be a fifth of the suite, which CI runs within 5 minutes on 2 cores."""
+    named = STATIC_MISSES | set(UNCONFIRMABLE) | set(CONFIRMED_AT)
+    return [c for i, c in enumerate(cases) if i % 2 == 0 or c.origin in named]
+
+
 def _confirmed(example: Example, tmp_path: Path) -> set[tuple[int, str]]:
     script = tmp_path / "example.py"
     script.write_text(example.source, encoding="utf-8")
@@ -63,7 +71,7 @@ def test_catalogue_example(example: Example, tmp_path: Path) -> None:
     assert _confirmed(example, tmp_path) == expected
 
 
-@pytest.mark.parametrize("example", CASES, ids=[e.origin for e in CASES])
+@pytest.mark.parametrize("example", _sampled(CASES), ids=[e.origin for e in _sampled(CASES)])
 def test_case_file(example: Example, tmp_path: Path) -> None:
     if example.origin in STATIC_MISSES:
         pytest.xfail("the static linter misses it, so pass B has no site to flip")
