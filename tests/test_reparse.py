@@ -99,7 +99,7 @@ def test_unchanged_statements_are_reused_and_changed_ones_parsed_again() -> None
 EDITS = ["# note", "pass", "", "x = 1", "    # indented", "\tpass"]
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=30, **SETTINGS)
 @given(
     path=st.sampled_from(sorted((ROOT / "examples").glob("*.py"))),
     where=st.lists(st.floats(0, 1), min_size=1, max_size=4),
@@ -261,7 +261,7 @@ def test_semantic_edits_give_what_a_fresh_lint_gives() -> None:
 LABELLED = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "tests" / "cases").rglob("*.py")])
 
 
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=40, **SETTINGS)
 @given(
     path=st.sampled_from(LABELLED),
     moves=st.lists(
