@@ -473,10 +473,12 @@ class Binder(AnalyzerBase):
                 elements.append(self._member(value))
         return elements
 
-    def _zipped(self, stmt: cst.For) -> dict[str, list[Value]] | None:
+    def _zipped(self, stmt: cst.For) -> tuple[dict[str, list[Value]], bool] | None:
         """``for i, block in enumerate(self.blocks)`` / ``for p, q in zip(a.parameters(),
         b.parameters())``: the modules or parameters each name of the target tuple gets;
-        ``reversed(xs)`` iterates like ``xs``. None when the loop is not over these calls."""
+        ``reversed(xs)`` iterates like ``xs``. None when the loop is not over these calls.
+        The flag: the first iterable is a model's layers or parameters (``model_parts``),
+        so the loop runs (``zip(self.enc, prev_states)`` pairs the states with the layers)."""
         call = stmt.iter
         if not (
             isinstance(call, cst.Call)
@@ -490,9 +492,7 @@ class Binder(AnalyzerBase):
             return None
         kind = call.func.value
         evaluated = [self._eval(arg.value) for arg in call.args]
-        # ``zip(self.enc, prev_states)``: the states are paired with the layers, so the loop
-        # runs when the model's layers do (``model_parts``)
-        self._zip_runs = model_parts(evaluated[0])
+        runs = model_parts(evaluated[0])
         sources = [self._iterate(values) for values in evaluated]
         target = stmt.target
         if kind == "reversed":
@@ -500,14 +500,14 @@ class Binder(AnalyzerBase):
         elif isinstance(target, cst.Tuple | cst.List):
             names = [element.value for element in target.elements]
         else:
-            return {}
+            return {}, runs
         if kind == "enumerate":
             sources = [[], sources[0]]
         if len(names) != len(sources):
-            return {}
+            return {}, runs
         # only modules, parameters and the views ``unbind``/``chunk`` give: elements of
         # tensor lists stay unknown, as before
-        return {
+        parts = {
             name.value: values
             for name, values in zip(names, sources, strict=True)
             if isinstance(name, cst.Name)
@@ -517,6 +517,7 @@ class Binder(AnalyzerBase):
                 for v in values
             )
         }
+        return parts, runs
 
     def _member(self, modules: Value) -> Value:
         """A member of an nn.ModuleList: a module of one of its same-file member classes."""

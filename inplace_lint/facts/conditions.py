@@ -28,8 +28,8 @@ Key = tuple[str, tuple[int, ...]]
 def condition_key(test: cst.BaseExpression, bindings: dict[str, int]) -> tuple[Key, bool] | None:
     """The key of ``test`` and whether it holds when ``test`` is true, or None."""
     polarity = True
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, polarity = test.expression, not polarity
+    while (inner := _negated(test)) is not None:
+        test, polarity = inner, not polarity
     subject: cst.BaseExpression = test
     text: str | None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -74,8 +74,8 @@ def grad_off_arms(
     if _calls(test, qualify, _GRAD_ON):
         return (False, True)
     for part in _parts(test, cst.And):  # ``a and not torch.is_grad_enabled() and b``
-        negated = isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Not)
-        if negated and _calls(part.expression, qualify, _GRAD_ON):
+        negated = _negated(part)
+        if negated is not None and _calls(negated, qualify, _GRAD_ON):
             return (True, False)
         if _calls(part, qualify, _GRAD_OFF):
             return (True, False)
@@ -94,24 +94,25 @@ def plain_arms(test: cst.BaseExpression) -> tuple[frozenset[str], frozenset[str]
     """The names whose tensors need no grad in the body and in the ``else`` of ``if test:``,
     by the test: ``if not x.requires_grad:`` (alone or as a part of an ``and``) says so of
     ``x`` in the body, ``if x.requires_grad:`` (or ``or``-ed tests on it) in the ``else``."""
-    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-    inner = test.expression if negated else test  # type: ignore[attr-defined]
-    body: set[str] = set()
-    orelse: set[str] = set()
-    for part in _parts(inner, cst.Or):  # ``a.requires_grad or b.requires_grad``: neither
-        name = _requires_grad_of(part)
-        if name is not None:
-            (body if negated else orelse).add(name)
-    if not negated:
-        for part in _parts(test, cst.And):
-            sub = part.expression if isinstance(part, cst.UnaryOperation) else None
-            if isinstance(part, cst.UnaryOperation) and isinstance(part.operator, cst.Not):
-                name = _requires_grad_of(sub)  # type: ignore[arg-type]
-                if name is not None:
-                    body.add(name)
-    if negated and not body:
-        return (frozenset(), frozenset())
-    return (frozenset(body), frozenset(orelse))
+    negated = _negated(test)
+    # ``a.requires_grad or b.requires_grad`` is false only when neither needs grad
+    either = _requires_grad_names(_parts(test if negated is None else negated, cst.Or))
+    if negated is not None:
+        return (either, frozenset())
+    inside = [inner for part in _parts(test, cst.And) if (inner := _negated(part)) is not None]
+    return (_requires_grad_names(inside), either)
+
+
+def _requires_grad_names(parts: list[cst.BaseExpression]) -> frozenset[str]:
+    """The names ``x`` of the parts that read ``x.requires_grad``."""
+    return frozenset(name for part in parts if (name := _requires_grad_of(part)) is not None)
+
+
+def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of ``not x``, else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    return None
 
 
 def _parts(test: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]:

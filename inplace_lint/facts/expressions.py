@@ -276,9 +276,9 @@ class Expressions(AnalyzerBase):
                         table.get(name, _MISSING)
                         for table in (scope.env, scope.bindings, scope.bound_inplace, scope.arms)
                     )
-            parts = self._zipped(comp_for)
-            elements = [] if parts is not None else self._iterate(self._eval(comp_for.iter))
-            self._bind_loop_target(comp_for.target, elements, parts or {})
+            zipped = self._zipped(comp_for)
+            elements = [] if zipped is not None else self._iterate(self._eval(comp_for.iter))
+            self._bind_loop_target(comp_for.target, elements, zipped[0] if zipped else {})
             for test in comp_for.ifs:
                 self._eval(test.test)
             comp_for = comp_for.inner_for_in

@@ -23,6 +23,7 @@ __all__ = [
     "Write",
     "compatible",
     "new_value",
+    "slot_positions",
 ]
 
 
@@ -183,6 +184,19 @@ class Value:
     def saved(self) -> bool:
         """Some op saved a tensor this value's graph depends on (flow marks aside)."""
         return any(r.role != FLOW for r in self.hist)
+
+
+def slot_positions(record: Value, size: int) -> list[list[Value]] | None:
+    """The values at each of a tuple's ``size`` positions, from the ``slots`` that give each
+    element's position (a display whose positions hold several values, ``_eval_display``;
+    a helper's result, ``inline._returned``); None when an element has no slot in range."""
+    positions: list[list[Value]] = [[] for _ in range(size)]
+    for value in record.elements:
+        slot = record.slots.get(value.id)
+        if slot is None or slot >= size:
+            return None
+        positions[slot].append(value)
+    return positions
 
 
 def new_value(kind: Kind, name: str = "", **kwargs: object) -> Value:

@@ -217,7 +217,6 @@ class AnalyzerBase:
         #: ids of expressions read by softmax, exp or sigmoid (``vanishing``)
         self._vanishing_reads: set[int] = set()
         self._function_views: dict[str, bool] = {}  # Function class -> forward gives a view
-        self._zip_runs = False  # the last zip loop's first iterable is a model's parts
         #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
         self._untracked_reads: set[int] = set()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))

@@ -14,7 +14,7 @@ from inplace_lint.facts.conditions import condition_key, grad_off_arms, plain_ar
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
-from inplace_lint.facts.model import Kind, Value, new_value
+from inplace_lint.facts.model import Kind, Value, new_value, slot_positions
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _AUG_METHOD,
@@ -109,13 +109,12 @@ class Statements(AnalyzerBase):
             self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value, origin="def")])
 
     def _for(self, stmt: cst.For) -> None:
-        self._zip_runs = False
-        parts = self._zipped(stmt)
+        zipped = self._zipped(stmt)
         counters = _counters(stmt)
         once = runs_at_least_once(stmt.iter)
-        if parts is not None:
-            once = once or self._zip_runs
-            self._loop(stmt.body.body, (stmt.target, []), parts, counters, once=once)
+        if zipped is not None:
+            parts, runs = zipped
+            self._loop(stmt.body.body, (stmt.target, []), parts, counters, once=once or runs)
         else:
             iterated = self._eval(stmt.iter)
             once = once or model_parts(iterated)
@@ -389,16 +388,11 @@ def _by_slot(values: list[Value], targets: list[cst.BaseExpression]) -> list[lis
     """The values at each position of the one tuple in ``values``, from the ``slots`` that
     give every element's position (a display ``(a, b)`` whose ``b`` is one of two values, or
     a helper's result whose positions each hold one of several values), when it has as many
-    positions as there are plain ``targets``."""
+    positions as there are plain ``targets``, each holding a value."""
     if len(values) != 1 or any(isinstance(t, cst.StarredElement) for t in targets):
         return None
     record = values[0]
     if record.kind is not Kind.CONTAINER or not record.elements:
         return None
-    slots = [record.slots.get(v.id) for v in record.elements]
-    if None in slots or set(slots) != set(range(len(targets))):
-        return None
-    return [
-        [v for v, s in zip(record.elements, slots, strict=True) if s == p]
-        for p in range(len(targets))
-    ]
+    positions = slot_positions(record, len(targets))
+    return positions if positions is not None and all(positions) else None

@@ -56,6 +56,7 @@ from inplace_lint.facts.model import (
     Value,
     Write,
     new_value,
+    slot_positions,
 )
 from inplace_lint.facts.op_extras import _RENORM_LOOKUPS
 from inplace_lint.facts.state import AnalyzerBase, _Scope
@@ -309,23 +310,12 @@ class Steps(AnalyzerBase):
             if any(isinstance(e, cst.StarredElement) for e in node.elements):
                 shaped = False
             elif len(node.elements) != len(values[0].elements):  # a position of several values
-                self.scope.returns.append(self._display_positions(values[0], len(node.elements)))
+                self.scope.returns.append(slot_positions(values[0], len(node.elements)))
                 return
         elif shaped:
             shaped = isinstance(node, cst.Call)
         positions = [[e] for e in values[0].elements] if shaped else None
         self.scope.returns.append(positions)
-
-    def _display_positions(self, display: Value, size: int) -> list[list[Value]] | None:
-        """The values at each of a tuple display's ``size`` positions, from the slots the
-        display recorded for positions holding several values (``_eval_display``)."""
-        positions: list[list[Value]] = [[] for _ in range(size)]
-        for value in display.elements:
-            slot = display.slots.get(value.id)
-            if slot is None or slot >= size:
-                return None
-            positions[slot].append(value)
-        return positions
 
     def _note_returned_saves(self, scope: _Scope) -> None:
         """What a method's result depends on: the saves of module parameters it carries,
