@@ -102,6 +102,18 @@ findings and their unweighted mean, so that one large project does not decide th
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_9.json \
         --dest bench/.untuned/run9 --saved --verdicts bench/untuned_verdicts_9.json \
         --projects-table --per-code --project-mean --list --markdown
+
+Run 10 used the same options with its own files (``bench/untuned_projects_10.json``,
+``bench/.untuned/run10``, ``--linter /work/base33``, ``bench/untuned_verdicts_10.json``). When
+``corpora.fetch`` fails (no wheel, and ``pip download --no-binary=:all:`` cannot build the sdist's
+metadata because it builds the build requirements from source too, as for fairseq and sam2), the
+release is fetched once more with pip's default options (``fetch_default``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_10.json \
+        --dest bench/.untuned/run10 --linter /work/base33
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_10.json \
+        --dest bench/.untuned/run10 --saved --verdicts bench/untuned_verdicts_10.json \
+        --projects-table --per-code --project-mean --list --markdown
 """
 
 from __future__ import annotations
@@ -109,9 +121,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import zipfile
 from collections import Counter
@@ -123,7 +137,15 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from corpora import Corpus, FetchError, fetch  # noqa: E402
+from corpora import (  # noqa: E402
+    MARKER,
+    Corpus,
+    FetchError,
+    _pip_download,
+    fetch,
+    measure,
+    unpack,
+)
 
 DEFAULT_PROJECTS = BENCH / "untuned_projects.json"
 DEFAULT_DEST = BENCH / ".untuned"
@@ -442,6 +464,38 @@ def print_table(heads: Sequence[str], rows: Sequence[Sequence[str]], markdown: b
         print(" ".join(line))
 
 
+def fetch_default(project: Project, dest: Path) -> None:
+    """Fallback when ``corpora.fetch`` finds no wheel and cannot build the sdist with
+    ``--no-binary=:all:`` (which also builds the build requirements from source, and fails for
+    sdists such as fairseq's and sam2's): a plain ``pip download --no-deps`` (pip prepares the
+    metadata with binary build requirements), unpacked and marked as ``corpora.fetch`` does."""
+    folder = dest / project.folder
+    dest.mkdir(parents=True, exist_ok=True)
+    print(f"fetching {project.corpus.requirement} with pip's default options ...")
+    with tempfile.TemporaryDirectory(prefix="ipl-untuned-") as tmp:
+        tmp_path = Path(tmp)
+        downloads = tmp_path / "downloads"
+        downloads.mkdir()
+        archive = _pip_download(project.corpus.requirement, downloads, [])
+        if archive is None:
+            raise FetchError(f"could not download {project.corpus.requirement}")
+        staging = tmp_path / project.folder
+        staging.mkdir()
+        unpack(archive, project.package, staging)
+        files, lines = measure(staging)
+        info = {
+            "name": project.name,
+            "version": project.version,
+            "source": archive.name,
+            "files": files,
+            "lines": lines,
+        }
+        (staging / MARKER).write_text(json.dumps(info, indent=2) + "\n")
+        if folder.exists():
+            shutil.rmtree(folder)
+        shutil.move(str(staging), str(folder))
+
+
 def source_of(project: Project, dest: Path) -> str:
     """The archive the unpacked sources came from (recorded by ``corpora.fetch``), or ``?``."""
     marker = dest / project.folder / ".corpus.json"
@@ -640,7 +694,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.append(result)
             continue
         try:
-            fetch(project.corpus, args.dest)
+            try:
+                fetch(project.corpus, args.dest)
+            except FetchError:
+                fetch_default(project, args.dest)
         except (FetchError, OSError, zipfile.BadZipFile, tarfile.TarError) as err:
             print(f"error: {project.folder}: {err}", file=sys.stderr)
             failed.append(project.name)
