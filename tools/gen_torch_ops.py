@@ -15,6 +15,8 @@ inspects the autograd graph they build:
 * ``multi_view`` (present only when true): the call returns several views of its input and
   autograd refuses an in-place write to any of them (``unbind``, ``chunk``, ``split``).
 * ``inplace``: the call bumped the first argument's version counter (or changed its data).
+* ``detached`` (present only when true): no recipe gave a result with autograd history,
+  although its float inputs require grad (``x.new_tensor(v)``, ``argmax``, ``eq``).
 * modules: whether the graph of ``module(x, ...)`` saved ``x`` or the module's output, and
   for a module returning a tuple, ``outputs``: its length, and ``saved_outputs``: the
   positions of the outputs it saved (``nn.LSTM``'s ``out`` in ``out, (h, c)``).

@@ -57,6 +57,8 @@ class OpInfo:
     #: saved inputs it keeps when that input alone needs grad (``gather``'s ``self``); the
     #: others in ``saves`` are kept only for another input's gradient (``a * b``)
     saves_alone: frozenset[str] = frozenset()
+    #: its result never requires grad, whatever its inputs (``x.new_tensor(v)``, ``argmax``)
+    detached: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ def _op(raw: dict[str, Any]) -> OpInfo:
         saves_out_of_place=frozenset(oop) if oop is not None else None,
         multi_view=bool(raw.get("multi_view", False)),
         saves_alone=frozenset(raw.get("saves_alone", ())),
+        detached=bool(raw.get("detached", False)),
     )
 
 

@@ -151,6 +151,7 @@ def function_entry(qualname: str) -> dict[str, Any] | None:
     }
     if outcome.multi_view:
         entry["multi_view"] = True
+    _add_detached(entry, outcome)
     _add_saves_alone(entry, fn, outcome, params_of)
     if entry["inplace_param"] is not None:
         args, kwargs = outcome.recipe
@@ -182,8 +183,18 @@ def method_entry(name: str) -> dict[str, Any] | None:
     }
     if outcome.multi_view:
         entry["multi_view"] = True
+    _add_detached(entry, outcome)
     _add_saves_alone(entry, fn, outcome, params_resolver(fn, name))
     return entry
+
+
+def _add_detached(entry: dict[str, Any], outcome: Any) -> None:
+    """``detached`` for a call whose result never requires grad although its tensor inputs
+    do (``x.new_tensor(v)``, ``x.argmax()``, ``torch.eq(a, b)``): no recipe that ran gave a
+    result that requires grad (an input handed back as it came, ``x.contiguous()``, does).
+    Views and in-place calls are described by their own fields."""
+    if not outcome.requires_grad and not outcome.view and not outcome.inplace:
+        entry["detached"] = True
 
 
 def _add_saves_alone(

@@ -35,6 +35,8 @@ class Outcome:
     recipe: Recipe = field(repr=False)
     #: one of several views the call returned, which autograd refuses to write in place
     multi_view: bool = False
+    #: some output requires grad (a new result with history, or an input handed back)
+    requires_grad: bool = True
 
 
 def probe_call(
@@ -68,8 +70,9 @@ def probe_call(
         first is not None and not wrote and outs[0] is not first and shares_storage(outs[0], first)
     )
     saves = sorted(classify_saves(outs, stop, inputs))
+    requires_grad = any(t.requires_grad for t in outs)
     multi_view = view and _refuses_inplace(outs[0])
-    return Outcome(params, saves, view, wrote, differentiable, recipe, multi_view)
+    return Outcome(params, saves, view, wrote, differentiable, recipe, multi_view, requires_grad)
 
 
 def saves_alone(fn: Callable[..., Any], recipe: Recipe, params_of: ParamsOf) -> list[str]:
