@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import RawFinding, Rule
+from inplace_lint.checks.base import LineOf, Message, RawFinding, Rule
 from inplace_lint.facts.events import Facts, FunctionWrite
 from inplace_lint.facts.model import Write
 
@@ -15,8 +15,21 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         write = event.write
         if id(write.node) in seen:
             continue
+        if event.role == "owned saved tensor" and facts.retained_at is None:
+            continue  # made by forward for backward alone: only a second backward sees it
         seen.add(id(write.node))
-        if event.role == "input":
+        related = write.related
+        message: Message
+        if event.role == "owned saved tensor":
+            message = (
+                f"{write.what} writes in place to saved tensor `{event.name}`"
+                f"{_through(write, event)} in backward; a backward over the retained graph "
+                "(line ",
+                LineOf(facts.retained_at),
+                ") finds it changed: clone() it first",
+            )
+            related = (*related, (facts.retained_at, "the graph is kept for another backward"))
+        elif event.role == "input":
             message = (
                 f"{write.what} mutates forward input `{event.name}` in place without "
                 f"ctx.mark_dirty({event.name}); autograd's view of it is wrong"
@@ -32,7 +45,7 @@ def check(facts: Facts) -> Iterator[RawFinding]:
                 f"{_through(write, event)} in backward; clone() it first, other consumers of "
                 "the tensor see the change"
             )
-        yield RawFinding("IPL005", write.node, write.stmt, message, write.related)
+        yield RawFinding("IPL005", write.node, write.stmt, message, related)
 
 
 def _gradient(name: str) -> str:

@@ -160,6 +160,8 @@ class Backward(AnalyzerBase):
         scope = self.scope
         if node is not None:
             scope.backward_seen = True
+            if retain and self.facts.retained_at is None:
+                self.facts.retained_at = node
         records: set[SaveRecord] = set()
         for value in values:
             records |= value.hist

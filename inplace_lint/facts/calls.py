@@ -96,6 +96,13 @@ class Calls(AnalyzerBase):
                 return [new_value(Kind.OTHER)]
             if name in self.classes:
                 return self._construct(name, node)
+            cls = self.scope.ctx.cls
+            if name == "self" and values is not None and cls is not None and cls.is_module:
+                # ``y_hat = self(x)`` in a module's method: its forward's output, a tensor
+                args = self._args(node)
+                result = self._unknown(inputs=[v for _, _, vs in args for v in vs], sure=True)
+                result.grad = 0 if self.scope.no_grad else 2
+                return [result]
             if values is not None and any(v.kind is Kind.TENSOR and not v.sure for v in values):
                 for value in values:  # called like a function: a model, not a tensor
                     if value.kind is Kind.TENSOR and not value.sure:
@@ -242,6 +249,16 @@ class Calls(AnalyzerBase):
                 values = [*(v for v in values if v.kind is not Kind.CONTAINER)]
                 if not mutation.fresh_element:
                     values += _element_at(passed[1], mutation.element)
+            elif mutation.key is not None:  # ``batch["ego"].div_()``: that entry
+                values = [
+                    *(v for v in values if v.kind is not Kind.CONTAINER),
+                    *(
+                        e
+                        for v in values
+                        if v.kind is Kind.CONTAINER
+                        for e in v.items.get(mutation.key, ())
+                    ),
+                ]
             if mutation.guard is not None and not _passes_true(
                 keywords, positional, mutation.guard, mutation.guard_index
             ):
@@ -256,7 +273,7 @@ class Calls(AnalyzerBase):
                 write = self._write(
                     tensors,
                     mutation.node,
-                    f"{mutation.what} in `{callee}()`",
+                    _described(mutation, callee),
                     target_node=arg.value,
                     via_call=node,
                     callee=callee,
@@ -286,6 +303,12 @@ class Calls(AnalyzerBase):
                     # torch raises at the call: a leaf that requires grad written in place
                     self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
         return given_back
+
+    def _save_for_backward_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
+        """``ctx.save_for_backward(a, b)`` in a Function's forward (``function_saves``)."""
+        self._eval(func.value)
+        self._note_save_for_backward(self._args(node))
+        return [new_value(Kind.OTHER)]
 
     def _grad_targets_passed(
         self, callee: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
@@ -317,6 +340,8 @@ class Calls(AnalyzerBase):
             if method == "backward":
                 self._backward_call(node, receiver, args)
             return [new_value(Kind.OTHER)]
+        if method == "save_for_backward" and scope.ctx.role == "fn_forward":
+            return self._save_for_backward_call(node, func)
         self._note_reader(method, func.value)
         receiver = self._eval(func.value)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
@@ -577,6 +602,7 @@ class Calls(AnalyzerBase):
         if spec.qualname is not None and spec.qualname.startswith("torch.nn."):
             for value in tensors:
                 value.sure = True  # a torch module's input is a tensor (``x += y`` is in place)
+                value.group.tensor = True  # and so is the base of a view passed
         if spec.is_view:
             return tensors or [self._unknown(inputs=inputs)]
         self._use(inputs)
@@ -714,6 +740,13 @@ def _shadowed(name: str, env: dict[str, list[Value]]) -> bool:
     """``name`` is bound in this scope to something other than a ``def`` of that name."""
     values = env.get(name)
     return values is not None and not any(v.origin == "def" for v in values)
+
+
+def _described(mutation: Mutation, callee: str) -> str:
+    """``.div_()`` in `norm()`, and the function called that reached it, if another."""
+    if mutation.through and mutation.through != callee:
+        return f"{mutation.what} in `{mutation.through}()` (called by `{callee}()`)"
+    return f"{mutation.what} in `{callee}()`"
 
 
 def _element_at(values: list[Value], index: int) -> list[Value]:

@@ -24,6 +24,7 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.effects import attribute_writes, step_effects
 from inplace_lint.facts.expressions import Expressions
+from inplace_lint.facts.function_saves import FunctionSaves
 from inplace_lint.facts.heuristics import (
     _inplace_flag,
     documented_in_place,
@@ -47,6 +48,8 @@ from inplace_lint.facts.state import Context, _Scope
 from inplace_lint.facts.statements import Statements
 from inplace_lint.facts.steps import Steps
 from inplace_lint.facts.summaries import (
+    Callees,
+    Mutation,
     summarize,
 )
 from inplace_lint.facts.syntax import (
@@ -55,6 +58,7 @@ from inplace_lint.facts.syntax import (
 )
 from inplace_lint.facts.torch_semantics import TorchSemantics
 from inplace_lint.facts.walk import (
+    own_nodes,
     shared_children,
 )
 from inplace_lint.facts.writes import Writes
@@ -70,6 +74,7 @@ class Analyzer(
     TorchSemantics,
     Backward,
     Writes,
+    FunctionSaves,
     Binder,
 ):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
@@ -140,6 +145,7 @@ class Analyzer(
             self.functions.setdefault(node.name.value, node)
 
     def _summarize(self) -> None:
+        self._named_by: dict[str, int] = {}  # a plain name's summary: whose function's
         owners = {id(m): cls for cls in self.classes.values() for m in cls.methods.values()}
         for func in [
             *self._plain,
@@ -165,12 +171,48 @@ class Analyzer(
                 if self._memo is None
                 else self._memo.summary(func, skip_first, self.imports, self.table)
             )
-            mutations = [m for m in summary if m.elementwise or m.param not in containers]
-            if mutations:
-                exempt = self._context(func, cls).exempt_args
-                self.summaries.setdefault(func.name.value, (mutations, exempt))
-                if cls is not None:
-                    self.summaries[f"{cls.name}.{func.name.value}"] = (mutations, exempt)
+            self._publish_summary(func, cls, summary, containers)
+        for _ in range(_THROUGH_ROUNDS):
+            if not self._summarize_through(owners):
+                break
+
+    def _publish_summary(
+        self,
+        func: cst.FunctionDef,
+        cls: ClassFacts | None,
+        summary: Sequence[Mutation],
+        containers: frozenset[str],
+    ) -> None:
+        mutations = [
+            m for m in summary if m.elementwise or m.key is not None or m.param not in containers
+        ]
+        if mutations:
+            exempt = self._context(func, cls).exempt_args
+            name = func.name.value
+            if self._named_by.setdefault(name, id(func)) == id(func):  # the first of its name
+                self.summaries[name] = (mutations, exempt)
+            if cls is not None:
+                self.summaries[f"{cls.name}.{func.name.value}"] = (mutations, exempt)
+
+    def _summarize_through(self, owners: dict[int, ClassFacts]) -> bool:
+        """One more round of summaries through calls: a function that passes its parameter
+        to a same-file function writing it writes it too (``forward(batch)`` calling
+        ``self.normalize(batch["ego"])``). Whether any summary grew."""
+        by_name = {name: mutations for name, (mutations, _) in self.summaries.items()}
+        grew = False
+        for func in [*self._plain, *(m for c in self.classes.values() for m in c.methods.values())]:
+            cls = owners.get(id(func))
+            if (cls is not None and cls.is_function) or not _calls_any(func, by_name):
+                continue
+            skip_first = cls is not None and not _is_static(func)
+            callees = Callees(by_name, cls.name if cls is not None else None)
+            summary = summarize(func, skip_first, self.imports, self.table, callees)
+            own = f"{cls.name}.{func.name.value}" if cls is not None else func.name.value
+            if len(summary) > len(by_name.get(own, ())):
+                containers = self._container_params(func)
+                self._publish_summary(func, cls, summary, containers)
+                grew = True
+        return grew
 
     @functools.cached_property
     def _plain(self) -> list[cst.FunctionDef]:
@@ -239,6 +281,7 @@ class Analyzer(
         first_arg_write = len(self.facts.arg_writes)
         try:
             self._bind_params(params)
+            inputs = [v for vs in scope.env.values() for v in vs]
             self._mark_flows()
             self._block(body)
             for pending, name, stored_at in scope.stored_writes:
@@ -249,6 +292,8 @@ class Analyzer(
                         ev.StaleRead(pending.write, scope.stores[name], name, how, stored=True)
                     )
             self._stored_snapshots(scope)
+            if ctx.role == "fn_forward":
+                self._settle_function_saves(scope, inputs)
             escaped = {v.group.id for v in scope.escapes if v.kind is Kind.TENSOR}
             for event in self.facts.arg_writes[first_arg_write:]:
                 if event.side_effect and event.groups & escaped:
@@ -260,6 +305,23 @@ class Analyzer(
         finally:
             self._scope = outer
         return scope
+
+
+#: rounds of summaries through calls after the first: writes seen through this many
+#: levels of same-file helpers
+_THROUGH_ROUNDS = 3
+
+
+def _calls_any(func: cst.FunctionDef, names: dict[str, Sequence[Mutation]]) -> bool:
+    """Whether ``func`` calls a function (or ``self`` method) of one of these names."""
+    for node in own_nodes(func):
+        if type(node) is cst.Call:
+            callee = node.func
+            if type(callee) is cst.Name and callee.value in names:
+                return True
+            if type(callee) is cst.Attribute and callee.attr.value in names:
+                return True
+    return False
 
 
 def _saved_on_path(value: Value, path: tuple[tuple[int, int], ...]) -> list[str]:

@@ -144,6 +144,8 @@ class Facts:
     leaf_arg_writes: list[LeafWrite] = field(default_factory=list)
     arg_writes: list[ArgWrite] = field(default_factory=list)
     function_writes: list[FunctionWrite] = field(default_factory=list)
+    #: the first backward point that keeps its graph (``retain_graph=True``), if any
+    retained_at: cst.CSTNode | None = None
     grad_targets: list[GradTarget] = field(default_factory=list)
     hidden_reads: list[HiddenWriteRead] = field(default_factory=list)
     clamp_calls: list[ClampCall] = field(default_factory=list)

@@ -482,8 +482,12 @@ class Expressions(AnalyzerBase):
                 self.scope.ctx.role == "fn_backward"
                 and attr in ("saved_tensors", "saved_variables")
             ):
-                saved = new_value(Kind.CONTAINER)
-                saved.origin = "saved"
+                known = (
+                    self._saved_in_backward(attr) if self.scope.ctx.role == "fn_backward" else None
+                )
+                saved = known or new_value(Kind.CONTAINER)
+                if known is None:
+                    saved.origin = "saved"
                 out.append(saved)
             else:
                 out.append(self._unknown(inputs=[value] if value.kind is Kind.TENSOR else ()))

@@ -69,6 +69,9 @@ class Group:
     #: made by a factory torch documents as returning uninitialized data (``torch.empty``)
     #: and not yet written whole: its old values are nobody's, so no read of them is stale
     uninitialized: bool = False
+    #: a torch module took a tensor of this storage (or a view of it) as input: what it
+    #: holds is a tensor, whatever a parameter's annotation left open (``x += r`` writes)
+    tensor: bool = False
     writes: list[tuple[int, Any]] = field(default_factory=list)
     hidden_writes: list[tuple[int, Any]] = field(default_factory=list)
     #: write id -> the path on which the write reaches this group, where it is narrower than

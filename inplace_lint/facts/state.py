@@ -12,6 +12,7 @@ import contextlib
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -51,12 +52,15 @@ from inplace_lint.facts.ops import (
 from inplace_lint.facts.summaries import (
     Mutation,
 )
-from inplace_lint.facts.syntax import bound_names
+from inplace_lint.facts.syntax import _tensor_names, bound_names
 from inplace_lint.facts.walk import (
     is_expression,
     own_nodes,
     walk,
 )
+
+if TYPE_CHECKING:
+    from inplace_lint.facts.function_saves import SavedByForward
 
 
 @dataclass
@@ -232,6 +236,7 @@ class AnalyzerBase:
         self._scope: _Scope | None = None
         self._start_modes()
         self._start_kept_graphs()
+        self._start_function_facts()
         self._path: list[tuple[int, int]] = []
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
@@ -268,6 +273,12 @@ class AnalyzerBase:
         self._inlinable_: dict[int, int | None] = {}
         #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)
         self._inline_budget = 0
+
+    def _start_function_facts(self) -> None:
+        #: id of a function -> the names its body uses as tensors (``_evident_arg``)
+        self._tensor_names_of: dict[int, set[str]] = {}
+        #: autograd.Function class -> what its forward saved (``function_saves``)
+        self.function_saves: dict[str, SavedByForward] = {}
 
     def _start_kept_graphs(self) -> None:
         #: (class, attribute) -> the tensors a method left there, carrying saves (a graph
@@ -377,6 +388,17 @@ class AnalyzerBase:
         for item in inputs:
             value.hist |= item.hist
         return value
+
+    def _evident_arg(self, value: Value) -> bool:
+        """``value`` is a parameter the function's body uses the way only tensors are used
+        (``x.shape``, ``x.view(...)``, ``torch.f(x)``): a tensor, though not annotated so."""
+        func = self.scope.ctx.node
+        if value.origin != "arg" or not value.arg_name or func is None:
+            return False
+        names = self._tensor_names_of.get(id(func))
+        if names is None:
+            names = self._tensor_names_of[id(func)] = _tensor_names(func, self.imports, self.table)
+        return value.arg_name in names
 
     def _grad_of(self, inputs: Iterable[Value], default: int = 0) -> int:
         if self.scope.no_grad:

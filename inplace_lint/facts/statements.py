@@ -243,6 +243,8 @@ class Statements(AnalyzerBase):
     ) -> None:
         """``obj.attr = ...``; ``x.data = ...`` is a hidden write, ``x.requires_grad = ...``
         changes the tensor's grad."""
+        if self.scope.ctx.role == "fn_forward" and _first_param(self.scope.ctx.node, target):
+            self._note_ctx_attribute(target, values)  # ``ctx.softmax = exp_logits``
         if target.attr.value == "data":
             base = self._eval(target.value)
             self._write(
@@ -371,7 +373,9 @@ class Statements(AnalyzerBase):
             tensors = items  # ``laterals[i - 1] += up``: the tensor the list holds, in place
         else:
             current = self._eval(target)
-            tensors = [v for v in current if v.kind is Kind.TENSOR and v.sure]
+            # a tensor, or one a torch module took (a view of) as input: an int would be
+            # rebound
+            tensors = [v for v in current if v.kind is Kind.TENSOR and (v.sure or v.group.tensor)]
             if op is None or not tensors:
                 result = self._binary_result(current, right, _aug_binary(node.operator), target)
                 self._assign(target, [result], None)
@@ -396,3 +400,10 @@ def _by_slot(values: list[Value], targets: list[cst.BaseExpression]) -> list[lis
         return None
     positions = slot_positions(record, len(targets))
     return positions if positions is not None and all(positions) else None
+
+
+def _first_param(func: cst.FunctionDef | None, target: cst.Attribute) -> bool:
+    """``ctx.name = ...`` in a Function's ``forward``: the attribute of its first parameter."""
+    if func is None or not func.params.params or not isinstance(target.value, cst.Name):
+        return False
+    return func.params.params[0].name.value == target.value.value

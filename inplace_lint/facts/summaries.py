@@ -8,14 +8,41 @@ machinery can tell whether the caller is harmed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
-from inplace_lint.facts.syntax import constant_element, int_index
+from inplace_lint.facts.syntax import _string_key, constant_element, int_index
 from inplace_lint.facts.walk import Walker, own_nodes, walk
+
+
+@dataclass(frozen=True)
+class Callees:
+    """The summaries a function's calls are resolved against: by name, and by
+    ``Class.method`` for ``self.method(...)`` calls in ``owner``'s methods."""
+
+    summaries: Mapping[str, Sequence[Mutation]]
+    owner: str | None = None
+
+    def lookup(self, func: cst.BaseExpression) -> tuple[str, Sequence[Mutation]] | None:
+        """The callee's name and its writes, for a call to a summarised same-file function."""
+        if isinstance(func, cst.Name):
+            name = func.value
+            found = self.summaries.get(name)
+        elif (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            name = func.attr.value
+            own = f"{self.owner}.{name}" if self.owner else None
+            found = (self.summaries.get(own) if own else None) or self.summaries.get(name)
+        else:
+            return None
+        return (name, found) if found else None
 
 
 @dataclass(frozen=True)
@@ -43,6 +70,12 @@ class Mutation:
     #: that element was replaced by a new tensor before the write (a list's own, not the
     #: caller's)
     fresh_element: bool = False
+    #: ``batch["ego"].div_(s)``: the string key of the argument's entry the write reaches,
+    #: when the argument is a mapping
+    key: str | None = None
+    #: the same-file function whose write this is, when it is made by a call this function
+    #: passes its parameter to (``fwd(batch)`` calling ``norm(batch["ego"])``)
+    through: str = ""
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -86,6 +119,22 @@ def _element_of_param(node: cst.BaseExpression) -> int | None:
     """The constant position of the parameter's element a write goes through, else None."""
     found = constant_element(node)
     return found[1] if found is not None else None
+
+
+def _key_of_param(node: cst.BaseExpression) -> str | None:
+    """The string key of the parameter's entry a write goes through (``batch["ego"][0]``,
+    ``batch["ego"].view(-1)``), else None."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            if isinstance(node.value, cst.Name):
+                return _string_key(node)
+            node = node.value
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return None
 
 
 def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
@@ -158,15 +207,23 @@ def _data_root(node: cst.BaseExpression) -> str | None:
 
 
 def summarize(
-    func: cst.FunctionDef, skip_first: bool, imports: ImportTable, table: OpTable
+    func: cst.FunctionDef,
+    skip_first: bool,
+    imports: ImportTable,
+    table: OpTable,
+    callees: Callees | None = None,
 ) -> list[Mutation]:
-    """Every in-place write to a parameter that is not rebound before it, in source order."""
+    """Every in-place write to a parameter that is not rebound before it, in source order.
+
+    With ``callees`` (the summaries found so far, and the class ``func`` belongs to), a call
+    that passes a parameter to a same-file function writing that argument is a write too.
+    """
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if skip_first and params:
         params = params[1:]
-    if not params or not _may_write(own_nodes(func), table):
+    if not params or (callees is None and not _may_write(own_nodes(func), table)):
         return []
-    finder = _MutationFinder(func, params, imports, table)
+    finder = _MutationFinder(func, params, imports, table, callees)
     finder.run(func.body)
     gives, returned = returns(func)
     returned = returned | {finder.alias_of[name] for name in returned if name in finder.alias_of}
@@ -184,14 +241,21 @@ class _MutationFinder(Walker):
     (directly, through a loop variable over it, or through a local alias of it)."""
 
     def __init__(
-        self, func: cst.FunctionDef, params: list[str], imports: ImportTable, table: OpTable
+        self,
+        func: cst.FunctionDef,
+        params: list[str],
+        imports: ImportTable,
+        table: OpTable,
+        callees: Callees | None = None,
     ) -> None:
         self.func = func
+        self.callees = callees
         self.imports = imports
         self.table = table
         self.index_of = {name: i for i, name in enumerate(params)}
         self.guarded: dict[int, str] = {}
-        self.found: dict[int, Mutation] = {}  # id of the write node -> the write
+        #: id of the write node (and, for a callee's write, of the call) -> the write
+        self.found: dict[int | tuple[int, int], Mutation] = {}
         self.rebound: set[str] = set()
         #: ``outputs[0] = outputs[0].clone()``: (parameter, position) of elements replaced
         self.replaced: set[tuple[str, int]] = set()
@@ -208,6 +272,7 @@ class _MutationFinder(Walker):
         augmented: bool = False,
         bypass: bool = False,
         element: int | None = None,
+        key: str | None = None,
     ) -> None:
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
         if name is not None and name in self.alias_of:
@@ -236,6 +301,57 @@ class _MutationFinder(Walker):
                 bypass=bypass,
                 element=element,
                 fresh_element=fresh,
+                key=key,
+            )
+
+    def _through_call(self, node: cst.Call) -> None:
+        """``norm(batch["ego"])`` where same-file ``norm`` writes its argument in place:
+        this function writes its parameter's entry at the callee's write."""
+        assert self.callees is not None
+        found = self.callees.lookup(node.func)
+        if found is None or not self.current:
+            return
+        callee, mutations = found
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a for a in node.args if a.keyword is not None}
+        for mutation in mutations:
+            arg = keywords.get(mutation.param)
+            if arg is None and mutation.index < len(positional):
+                arg = positional[mutation.index]
+            if arg is None or mutation.guard is not None:
+                continue
+            passed = arg.value
+            name = _root(passed, self.table)
+            if name is not None and name in self.alias_of:
+                name = self.alias_of[name]
+            elementwise = name in self.element_of
+            if name is not None and elementwise:
+                name = self.element_of[name]
+            if name not in self.index_of or name in self.rebound:
+                continue
+            if isinstance(passed, cst.Name):
+                element, key = mutation.element, mutation.key
+                elementwise = elementwise or mutation.elementwise
+            elif not mutation.elementwise:
+                # the entry passed is what the callee writes (a row of it, or its element:
+                # either way that entry changes)
+                element, key = _element_of_param(passed), _key_of_param(passed)
+            else:
+                continue  # the elements of an element: not followed
+            self.found.setdefault(
+                (id(mutation.node), id(node)),
+                replace(
+                    mutation,
+                    index=self.index_of[name],
+                    param=name,
+                    guard=None,
+                    guard_index=-1,
+                    elementwise=elementwise,
+                    element=element,
+                    key=key,
+                    fresh_element=False,
+                    through=mutation.through or callee,
+                ),
             )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -264,6 +380,8 @@ class _MutationFinder(Walker):
     def visit_Call(self, node: cst.Call) -> None:
         table = self.table
         func_node = node.func
+        if self.callees is not None:
+            self._through_call(node)
         if isinstance(func_node, cst.Attribute) and table.is_inplace_method(func_node.attr.value):
             what = f"`.{func_node.attr.value}()`"
             self.hit(
@@ -272,6 +390,7 @@ class _MutationFinder(Walker):
                 what,
                 bypass=_bypasses(func_node, table),
                 element=_element_of_param(func_node.value),
+                key=_key_of_param(func_node.value),
             )
             return
         qualified = self.imports.qualify(func_node) or ""
@@ -300,7 +419,10 @@ class _MutationFinder(Walker):
             self.hit(target.value, node, "augmented assignment", augmented=True)
         else:
             what = "augmented assignment on a slice"
-            self.hit(_root(target, self.table), node, what, element=_element_of_param(target))
+            element = _element_of_param(target)
+            self.hit(
+                _root(target, self.table), node, what, element=element, key=_key_of_param(target)
+            )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -318,7 +440,9 @@ class _MutationFinder(Walker):
                 and not replaces_element(sub, node.value)  # a list element replaced
             ):
                 element = _element_of_param(sub.value)
-                self.hit(_root(sub, self.table), node, "subscript assignment", element=element)
+                key = _key_of_param(sub.value)
+                what = "subscript assignment"
+                self.hit(_root(sub, self.table), node, what, element=element, key=key)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for target in original_node.targets:
@@ -338,10 +462,19 @@ class _MutationFinder(Walker):
             _collect_names(target.target, self.rebound)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
-        _collect_names(original_node.target, self.rebound)
+        self._rebind(original_node.target)
+
+    def _rebind(self, target: cst.BaseExpression) -> None:
+        """Names bound anew: no longer an alias of a parameter or an element of one."""
+        names: set[str] = set()
+        _collect_names(target, names)
+        for name in names:
+            self.alias_of.pop(name, None)
+            self.element_of.pop(name, None)
+        self.rebound |= names
 
     def visit_For(self, node: cst.For) -> None:
-        _collect_names(node.target, self.rebound)
+        self._rebind(node.target)
         iterated = node.iter
         if (
             isinstance(iterated, cst.Name)

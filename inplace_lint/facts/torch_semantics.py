@@ -117,7 +117,7 @@ class TorchSemantics(AnalyzerBase):
         result = self._unknown(
             inputs=inputs, sure=info is not None or any(v.sure for v in receiver)
         )
-        result.grad = self._grad_of(inputs)
+        result.grad = 0 if info is not None and info.detached else self._grad_of(inputs)
         if info is not None:
             if info.view:
                 return [self._view(v) for v in receiver]
@@ -187,7 +187,10 @@ class TorchSemantics(AnalyzerBase):
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
             if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
                 continue  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
-            needed = self._grad_of(others) == 2 if others else self._grad_of(values) == 2
+            # kept for another input's gradient only when that input is a tensor: a value
+            # not known to be one (``w`` of ``h, w = orig_hw``) may be a Python number
+            sure_others = [v for v in others if v.sure or self._evident_arg(v)]
+            needed = self._grad_of(sure_others) == 2 if others else self._grad_of(values) == 2
             if name in info.saves_alone and self._grad_of(values) == 2:
                 needed = True  # kept for its own gradient (``gather``'s input, a loss's input)
             if not needed:
@@ -331,7 +334,7 @@ class TorchSemantics(AnalyzerBase):
         if qualified in ("torch.autograd.Variable",) and first:
             return first
         result = self._unknown(inputs=inputs, sure=True)
-        result.grad = self._grad_of(inputs)
+        result.grad = 0 if info is not None and info.detached else self._grad_of(inputs)
         if (
             "adaptive_avg_pool" in qualified
             and len(node.args) > 1

@@ -8,7 +8,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.ledger import Pending as _Pending
-from inplace_lint.facts.model import FLOW, Group, Kind, Value, Write
+from inplace_lint.facts.model import FLOW, OWNED, Group, Kind, Value, Write
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import (
@@ -168,8 +168,10 @@ class Writes(AnalyzerBase):
         if returned:
             scope.pending_by_node.setdefault(id(via_call), []).append(pending)
         # A procedure (it returns nothing) is called to change the tensor: reads through
-        # the name passed want the new value, reads through other aliases see a surprise.
-        if not filling:
+        # the name passed want the new value, reads through other aliases see a surprise,
+        # except the base of a view it was given (``for t in batch: normalize_(t)``)
+        for_base = not write.elsewhere and all(v.view for v in tensors)
+        if not filling and not for_base:
             scope.stale.append(pending)
         if not scope.ctx.role.startswith("fn_"):
             self._note_arg_write(write, tensors)  # our own caller's tensor changes too
@@ -257,8 +259,8 @@ class Writes(AnalyzerBase):
                 self.facts.leaf_writes.append(ev.LeafWrite(write, write.target or "tensor"))
         if ctx.role == "fn_backward":
             for value in tensors:
-                if value.origin in ("grad_output", "saved"):
-                    role = "grad_output" if value.origin == "grad_output" else "saved tensor"
+                if value.origin in ("grad_output", "saved", OWNED):
+                    role = _FUNCTION_ROLES[value.origin]
                     self.facts.function_writes.append(
                         ev.FunctionWrite(write, role, value.arg_name or write.target)
                     )
@@ -352,6 +354,14 @@ class Writes(AnalyzerBase):
         if func is None:
             return False
         return name in _tensor_names(func, self.imports, self.table)
+
+
+#: the role of a write in a Function's backward, by the origin of the tensor written
+_FUNCTION_ROLES = {
+    "grad_output": "grad_output",
+    "saved": "saved tensor",
+    OWNED: "owned saved tensor",
+}
 
 
 def _depend(tensors: list[Value], extra: list[Value] | None) -> None:

@@ -1,0 +1,152 @@
+"""Facts that travel through calls: a helper's argument writes seen by the caller's caller,
+a parameter a torch module took as input, and what a custom Function's forward saved.
+
+Every program is run with torch: the hazards raise or change results, the look-alikes run
+and agree with their out-of-place versions.
+"""
+
+from __future__ import annotations
+
+import pytest
+from programs import behave, codes, run
+
+PLANNER = """
+import torch
+
+
+def normalize(e):
+    {write}
+    return e
+
+
+class Planner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, batch):
+        return self.fc(normalize(batch["ego"]))
+
+
+torch.manual_seed(0)
+model = Planner()
+batch = {{"ego": torch.randn(4, 2) + 10.0}}
+outs = []
+for seed in range(2):
+    outs.append(model(batch))
+"""
+IN_PLACE = "e[:, 0] /= 33.0"
+OUT_OF_PLACE = "e = e.clone()\n    e[:, 0] /= 33.0"
+
+
+def test_a_write_two_calls_down_is_the_callers_callers() -> None:
+    """``forward`` passes its argument's entry to a helper that writes it: the loop that
+    calls the model again with the same batch reads the written values."""
+    source = PLANNER.format(write=IN_PLACE)
+    line = source.splitlines().index(f"    {IN_PLACE}") + 1
+    assert codes(source) == [(line, "IPL004")]
+    assert codes(PLANNER.format(write=OUT_OF_PLACE)) == []
+
+
+def test_the_planner_programs_behave_as_labelled() -> None:
+    torch = pytest.importorskip("torch")
+    hazard = run(PLANNER.format(write=IN_PLACE))["outs"]
+    safe = run(PLANNER.format(write=OUT_OF_PLACE))["outs"]
+    assert not torch.equal(hazard[0], hazard[1])  # type: ignore[index]
+    assert torch.equal(safe[0], safe[1])  # type: ignore[index]
+
+
+ENCODER = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos_conv = nn.Sequential(nn.Conv1d(4, 4, 3, padding=1), nn.GELU())
+
+    def forward(self, x):
+        return self.features(x)
+
+    def features(self, x):
+        x_conv = self.pos_conv(x.transpose(1, 2)).transpose(1, 2)
+        {add}
+        return x
+
+
+encoder = Encoder()
+h = torch.randn(2, 5, 4, requires_grad=True) * 1.0
+encoder(h).sum().backward()
+"""
+
+
+def test_a_parameter_a_torch_module_took_is_a_tensor() -> None:
+    """``x += x_conv`` in a helper method whose ``x`` went (transposed) through a
+    convolution: a write to the convolution's saved input, not a rebinding."""
+    source = ENCODER.format(add="x += x_conv")
+    line = source.splitlines().index("        x += x_conv") + 1
+    assert codes(source) == [(line, "IPL001")]
+    assert codes(ENCODER.format(add="x = x + x_conv")) == []
+    behave(source, ENCODER.format(add="x = x + x_conv"))
+
+
+SOFTMAX_CE = """
+import torch
+
+
+class SoftmaxCE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target):
+        probs = torch.softmax(logits, dim=-1)
+        ctx.save_for_backward({saved}, target)
+        return {returned}
+
+    @staticmethod
+    def backward(ctx, grad):
+        probs, target = ctx.saved_tensors
+        probs[torch.arange(target.shape[0]), target] -= 1.0
+        probs.mul_(grad)
+        return probs, None
+
+
+logits = torch.randn(3, 5, requires_grad=True)
+target = torch.tensor([0, 2, 4])
+loss = SoftmaxCE.apply(logits, target)
+{backward}
+"""
+LOSS = "-probs.gather(1, target[:, None]).log().sum()"
+ONCE = "loss.backward()"
+TWICE = "loss.backward(retain_graph=True)\nloss.backward()"
+
+
+def _writes(source: str) -> list[int]:
+    lines = source.splitlines()
+    first = lines.index("        probs[torch.arange(target.shape[0]), target] -= 1.0") + 1
+    return [first, lines.index("        probs.mul_(grad)") + 1]
+
+
+def test_a_saved_tensor_forward_made_for_backward_alone() -> None:
+    """Megatron's cross-entropy turns the softmax it saved into the input gradient: nobody
+    else holds it, unless a second backward runs over the retained graph."""
+    once = SOFTMAX_CE.format(saved="probs", returned=LOSS, backward=ONCE)
+    assert codes(once) == []
+    twice = SOFTMAX_CE.format(saved="probs", returned=LOSS, backward=TWICE)
+    assert codes(twice) == [(line, "IPL005") for line in _writes(twice)]
+    behave(twice, once)
+
+
+def test_a_saved_tensor_forward_returned_or_was_given() -> None:
+    """The output forward returned, or its input: the caller holds it too."""
+    returned = SOFTMAX_CE.format(
+        saved="probs", returned="probs", backward="kept = loss.clone()\nloss.sum().backward()"
+    )
+    assert codes(returned) == [(line, "IPL005") for line in _writes(returned)]
+    given = SOFTMAX_CE.format(
+        saved="logits", returned=LOSS, backward="kept = logits.clone()\n" + ONCE
+    )
+    assert codes(given) == [(line, "IPL005") for line in _writes(given)]
+    torch = pytest.importorskip("torch")
+    for source, name in ((returned, "loss"), (given, "logits")):
+        scope = run(source)  # backward changed the caller's tensor
+        assert not torch.equal(scope[name], scope["kept"])  # type: ignore[arg-type]
