@@ -150,3 +150,53 @@ def test_a_saved_tensor_forward_returned_or_was_given() -> None:
     for source, name in ((returned, "loss"), (given, "logits")):
         scope = run(source)  # backward changed the caller's tensor
         assert not torch.equal(scope[name], scope["kept"])  # type: ignore[arg-type]
+
+
+KERNEL = """
+import torch
+
+
+class Kernel:
+    @staticmethod
+    def backward(grad, probs):
+        dot = (grad * probs).sum(dim=-1, keepdim=True)
+        {write}
+        return grad
+
+
+class Softmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        probs = torch.softmax(x, dim=-1)
+        ctx.save_for_backward(probs)
+        return probs
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        probs = ctx.saved_tensors[0]
+        return Kernel.backward(grad_output, probs)
+
+
+torch.manual_seed(0)
+x = torch.randn(2, 3, requires_grad=True)
+g = torch.randn(2, 3)
+kept = g.clone()
+Softmax.apply(x).backward(g)
+"""
+IN_PLACE_KERNEL = "grad.sub_(dot).mul_(probs)"
+OUT_OF_PLACE_KERNEL = "grad = (grad - dot) * probs"
+
+
+def test_a_helper_called_on_its_class_writes_grad_output() -> None:
+    """``Kernel.backward(grad_output, probs)``: a static method of a same-file class (not a
+    tensor's ``backward``) that writes the gradient it was given, which the caller holds."""
+    source = KERNEL.format(write=IN_PLACE_KERNEL)
+    line = source.splitlines().index(f"        {IN_PLACE_KERNEL}") + 1
+    assert codes(source) == [(line, "IPL005")]
+    assert codes(KERNEL.format(write=OUT_OF_PLACE_KERNEL)) == []
+    torch = pytest.importorskip("torch")
+    hazard = run(source)
+    assert not torch.equal(hazard["g"], hazard["kept"])  # type: ignore[arg-type]
+    safe = run(KERNEL.format(write=OUT_OF_PLACE_KERNEL))
+    assert torch.equal(safe["g"], safe["kept"])  # type: ignore[arg-type]
+    assert torch.allclose(hazard["x"].grad, safe["x"].grad)  # type: ignore[union-attr]

@@ -37,6 +37,7 @@ from inplace_lint.facts.summaries import (
     grad_target_params,
 )
 from inplace_lint.facts.syntax import (
+    _is_static,
     _passes_true,
     short_name,
 )
@@ -304,6 +305,36 @@ class Calls(AnalyzerBase):
                     self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
         return given_back
 
+    def _metadata_call(
+        self, node: cst.Call, func: cst.Attribute, method: str
+    ) -> list[Value] | None:
+        """``x.backward()``, ``x.size()``, ``ctx.save_for_backward(a)``: no tensor computed."""
+        if method in METADATA_METHODS:
+            with self._meta:
+                receiver = self._eval(func.value)
+            args = self._args(node)
+            if method == "backward":
+                self._backward_call(node, receiver, args)
+            return [new_value(Kind.OTHER)]
+        if method == "save_for_backward" and self.scope.ctx.role == "fn_forward":
+            return self._save_for_backward_call(node, func)
+        return None
+
+    def _static_call(self, node: cst.Call, func: cst.Attribute, method: str) -> list[Value] | None:
+        """A same-file class's static method called on the class (``kernel.backward(g, p)``,
+        not a tensor's ``backward``): its argument writes apply here."""
+        owner = func.value.value if isinstance(func.value, cst.Name) else ""
+        cls = self.classes.get(owner)
+        defined = cls.methods.get(method) if cls is not None else None
+        if defined is None or not _is_static(defined) or self._lookup(owner) is not None:
+            return None
+        args = self._args(node)
+        key = f"{owner}.{method}"
+        self._note_call_args(key, args, key)
+        entry = self.summaries.get(key)
+        given_back = self._apply_mutations(key, node, args, *entry) if entry else []
+        return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
     def _save_for_backward_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
         """``ctx.save_for_backward(a, b)`` in a Function's forward (``function_saves``)."""
         self._eval(func.value)
@@ -333,15 +364,9 @@ class Calls(AnalyzerBase):
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
         method = func.attr.value
         scope = self.scope
-        if method in METADATA_METHODS:
-            with self._meta:
-                receiver = self._eval(func.value)
-            args = self._args(node)
-            if method == "backward":
-                self._backward_call(node, receiver, args)
-            return [new_value(Kind.OTHER)]
-        if method == "save_for_backward" and scope.ctx.role == "fn_forward":
-            return self._save_for_backward_call(node, func)
+        early = self._static_call(node, func, method) or self._metadata_call(node, func, method)
+        if early is not None:
+            return early
         self._note_reader(method, func.value)
         receiver = self._eval(func.value)
         if isinstance(func.value, cst.Name) and func.value.value == "self":

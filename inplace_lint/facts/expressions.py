@@ -30,8 +30,18 @@ from inplace_lint.facts.syntax import (
     _mentions,
     _string_key,
     _subscript_texts,
+    int_index,
 )
 from inplace_lint.facts.vanishing import fill_value, minus_infinity
+
+
+def _saved_element(saved: Value, index: int | None) -> Value:
+    """One of the tensors a custom Function saved: the one at ``index`` when forward's saves
+    are known by position (``function_saves``), else a saved tensor."""
+    elements = saved.elements
+    if saved.literal_container and index is not None and -len(elements) <= index < len(elements):
+        return elements[index]
+    return new_value(Kind.TENSOR, grad=0, sure=True, origin="saved")
 
 
 class Expressions(AnalyzerBase):
@@ -99,6 +109,9 @@ class Expressions(AnalyzerBase):
         key = _string_key(node)
         out: list[Value] = []
         for value in base:
+            if value.kind is Kind.CONTAINER and value.origin == "saved":
+                out.append(_saved_element(value, int_index(node)))  # ``ctx.saved_tensors[0]``
+                continue
             out.extend(self._element(value, key, advanced))
         return out
 

@@ -40,6 +40,9 @@ class Callees:
             name = func.attr.value
             own = f"{self.owner}.{name}" if self.owner else None
             found = (self.summaries.get(own) if own else None) or self.summaries.get(name)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            name = f"{func.value.value}.{func.attr.value}"  # ``Kernel.backward(g)``
+            found = self.summaries.get(name)
         else:
             return None
         return (name, found) if found else None

@@ -173,7 +173,9 @@ class Writes(AnalyzerBase):
         for_base = not write.elsewhere and all(v.view for v in tensors)
         if not filling and not for_base:
             scope.stale.append(pending)
-        if not scope.ctx.role.startswith("fn_"):
+        if scope.ctx.role.startswith("fn_"):
+            self._function_write(write, tensors)  # ``kernel.backward(grad_output, ...)``
+        else:
             self._note_arg_write(write, tensors)  # our own caller's tensor changes too
 
     def _meant_to_share(self, pending: _Pending, tensors: list[Value]) -> bool:
@@ -257,6 +259,19 @@ class Writes(AnalyzerBase):
             leaves = [v for v in tensors if v.leaf]
             if leaves:
                 self.facts.leaf_writes.append(ev.LeafWrite(write, write.target or "tensor"))
+        if ctx.role.startswith("fn_"):
+            self._function_write(write, tensors)
+        else:
+            self._note_arg_write(write, tensors)
+        if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.no_grad:
+            graph = [v for v in tensors if not v.leaf]
+            if graph and any(self._group_in_graph(v) for v in graph):
+                scope.hidden.append(_Pending(groups, write, write.seq, None))
+
+    def _function_write(self, write: Write, tensors: list[Value]) -> None:
+        """In a custom Function: a write to ``grad_output`` or a saved tensor in backward, to
+        an input not marked dirty in forward (made here, or by a helper called here)."""
+        ctx = self.scope.ctx
         if ctx.role == "fn_backward":
             for value in tensors:
                 if value.origin in ("grad_output", "saved", OWNED):
@@ -264,20 +279,14 @@ class Writes(AnalyzerBase):
                     self.facts.function_writes.append(
                         ev.FunctionWrite(write, role, value.arg_name or write.target)
                     )
-                    break
+                    return
         elif ctx.role == "fn_forward":
             for value in tensors:
                 if value.origin == "fn_input" and value.arg_name not in ctx.mark_dirty:
                     self.facts.function_writes.append(
                         ev.FunctionWrite(write, "input", value.arg_name)
                     )
-                    break
-        else:
-            self._note_arg_write(write, tensors)
-        if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.no_grad:
-            graph = [v for v in tensors if not v.leaf]
-            if graph and any(self._group_in_graph(v) for v in graph):
-                scope.hidden.append(_Pending(groups, write, write.seq, None))
+                    return
 
     def _note_arg_write(self, write: Write, tensors: list[Value]) -> None:
         """Record a write to a tensor this function received as an argument."""
