@@ -200,3 +200,46 @@ def test_a_helper_called_on_its_class_writes_grad_output() -> None:
     safe = run(KERNEL.format(write=OUT_OF_PLACE_KERNEL))
     assert torch.equal(safe["g"], safe["kept"])  # type: ignore[arg-type]
     assert torch.allclose(hazard["x"].grad, safe["x"].grad)  # type: ignore[union-attr]
+
+
+GAN = """
+import torch
+import torch.nn as nn
+
+
+def losses(d, g, x):
+    fake = d(g(torch.randn(4, 2)))
+    d_loss = (d(x) - fake).mean()
+    g_loss = -fake.mean()
+    return d_loss, g_loss
+
+
+def train(g, d, x, loss_fn, g_opt, d_opt):
+    d_loss, g_loss = loss_fn(d, g, x)
+    d_opt.zero_grad()
+    d_loss.backward(retain_graph=True)
+    {first}
+    g_opt.zero_grad()
+    g_loss.backward()
+    {second}
+
+
+torch.manual_seed(0)
+g = nn.Sequential(nn.Linear(2, 3), nn.Tanh())
+d = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+g_opt = torch.optim.SGD(g.parameters(), lr=0.1)
+d_opt = torch.optim.SGD(d.parameters(), lr=0.1)
+train(g, d, torch.randn(4, 3), losses, g_opt, d_opt)
+"""
+
+
+def test_a_function_and_optimizers_every_caller_passes() -> None:
+    """``train(g, d, x, losses, g_opt, d_opt)``: ``loss_fn`` is ``losses``, and ``d_opt``
+    updates the parameters of the ``d`` passed beside it, so its step between the two
+    backward passes through ``d``'s forward is found."""
+    hazard = GAN.format(first="d_opt.step()", second="g_opt.step()")
+    line = hazard.splitlines().index("    d_opt.step()") + 1
+    assert codes(hazard) == [(line, "IPL001")]
+    safe = GAN.format(first="pass", second="d_opt.step()\n    g_opt.step()")
+    assert codes(safe) == []
+    behave(hazard, safe)

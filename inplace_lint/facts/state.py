@@ -279,6 +279,12 @@ class AnalyzerBase:
         self._tensor_names_of: dict[int, set[str]] = {}
         #: autograd.Function class -> what its forward saved (``function_saves``)
         self.function_saves: dict[str, SavedByForward] = {}
+        #: function name -> argument position or keyword -> the same-file function every call
+        #: analysed so far passed there (``train(g, d, loss_fn=loss_nonsaturating)``)
+        self.arg_functions: dict[str, dict[int | str, str | None]] = {}
+        #: function name -> argument position or keyword of an optimizer -> the positions or
+        #: keywords of the modules, passed beside it, whose parameters it updates
+        self.arg_optimizers: dict[str, dict[int | str, frozenset[int | str] | None]] = {}
 
     def _start_kept_graphs(self) -> None:
         #: (class, attribute) -> the tensors a method left there, carrying saves (a graph

@@ -1,5 +1,5 @@
-# label: safe no-twin
-# why: the step function copies freshly encoded tokens into the rolling buffer it is handed for exactly that purpose; the copy is the point
+# label: hazard silent
+# why: the step function copies fresh tokens into the caller's rolling buffer, but the caller keeps the views of that buffer it returned each step: the next step's copy overwrites them, so the concatenated tokens repeat the last step's (once labelled safe; the engine found it, and torch agrees)
 import torch
 import torch.nn as nn
 
@@ -12,7 +12,7 @@ def prepare_step_inputs(audio_tokens: torch.Tensor, frames: torch.Tensor, window
     with torch.no_grad():
         fresh = codec(frames).argmax(-1, keepdim=True).expand(-1, window)
     n = min(audio_tokens.shape[1], fresh.shape[1])
-    audio_tokens[:, :n].copy_(fresh[:, :n])
+    audio_tokens[:, :n].copy_(fresh[:, :n])  # <-- IPL004: the caller's earlier step tokens are views of this buffer
     return {"tokens": audio_tokens[:, -1:], "window": window}
 
 
