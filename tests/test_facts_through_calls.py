@@ -243,3 +243,40 @@ def test_a_function_and_optimizers_every_caller_passes() -> None:
     safe = GAN.format(first="pass", second="d_opt.step()\n    g_opt.step()")
     assert codes(safe) == []
     behave(hazard, safe)
+
+
+DETECT = """
+import torch
+import torch.nn as nn
+
+
+class Decode(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 1)
+        self.inplace = inplace
+
+    def forward(self, x):
+        y = self.conv(x).sigmoid()
+        if self.inplace:
+            y[:, 0:2] = y[:, 0:2] * 2 - 0.5
+        else:
+            y = torch.cat((y[:, 0:2] * 2 - 0.5, y[:, 2:]), 1)
+        return y
+
+
+torch.manual_seed(0)
+model = Decode({given})
+model(torch.rand(1, 3, 4, 4)).sum().backward()
+"""
+
+
+def test_a_flag_every_construction_gives() -> None:
+    """``if self.inplace:`` where ``__init__`` stores its parameter once and every
+    construction gives False (by default): only the out-of-place arm runs."""
+    hazard = DETECT.format(given="inplace=True")
+    line = hazard.splitlines().index("            y[:, 0:2] = y[:, 0:2] * 2 - 0.5") + 1
+    assert codes(hazard) == [(line, "IPL001")]
+    assert codes(DETECT.format(given="")) == []
+    assert codes(DETECT.format(given="inplace=False")) == []
+    behave(hazard, DETECT.format(given=""))

@@ -132,30 +132,6 @@ class Binder(AnalyzerBase):
             self._bind(name, [value])
         self._bind_passed_optimizers([p.name.value for p in params])
 
-    def _bind_passed_optimizers(self, names: list[str]) -> None:
-        """A parameter every same-file call passes an optimizer for, built from the
-        parameters of modules passed beside it: an optimizer of those parameters here."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return
-        passed = self.arg_optimizers.get(ctx.name, {})
-        for index, name in enumerate(names):
-            found = [passed[key] for key in (index, name) if key in passed]
-            if not found or found[0] is None:
-                continue
-            modules = [
-                v
-                for key in found[0]
-                for v in self.scope.env.get(names[key] if isinstance(key, int) else key, [])
-                if v.kind is Kind.MODULE
-            ]
-            if modules:
-                optimizer = new_value(Kind.OPTIMIZER, name)
-                optimizer.elements = [
-                    Value(kind=Kind.TENSOR, group=m.group, grad=2, leaf=True) for m in modules
-                ]
-                self._bind(name, [optimizer])
-
     def _given_module(self, name: str) -> Value | None:
         """In ``__init__``, a parameter every construction passes a module for, which
         ``__init__`` stores on ``self``: the same module as that attribute (``constructed``)."""
@@ -165,30 +141,6 @@ class Binder(AnalyzerBase):
             return None
         found = self._lookup(f"self.{cls.given[name]}")
         return found[0] if found and found[0].kind is Kind.MODULE else None
-
-    def _passed_function(self, name: str, position: int) -> str | None:
-        """The same-file function every same-file call of this plain function passes for
-        this parameter (``train(g, d, x, loss_nonsaturating)``), by position or keyword."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return None
-        passed = self.arg_functions.get(ctx.name, {})
-        found = {passed[key] for key in (position, name) if key in passed}
-        return found.pop() if len(found) == 1 else None
-
-    def _passed_module(self, name: str, position: int) -> ModuleSpec | None:
-        """The same-file module class instance that every same-file call of this plain
-        function passes for this parameter (``grad_cam(model, x)`` after
-        ``model = SmallCNN()``), by position or by keyword."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return None
-        passed = self.arg_modules.get(ctx.name, {})
-        found = [passed[key] for key in (position, name) if key in passed]
-        if not found or any(spec is None for spec in found):
-            return None
-        specs = {spec.user_class for spec in found if spec is not None}
-        return found[0] if len(specs) == 1 else None
 
     def _param_value(self, param: cst.Param, index: int) -> Value:
         ctx = self.scope.ctx

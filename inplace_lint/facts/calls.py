@@ -30,6 +30,7 @@ from inplace_lint.facts.op_extras import (
 from inplace_lint.facts.ops import (
     METADATA_METHODS,
 )
+from inplace_lint.facts.passed import _passed_function, _shadowed
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import (
     Mutation,
@@ -158,24 +159,6 @@ class Calls(AnalyzerBase):
         self._record_call(name, node, args)
         return [new_value(Kind.OTHER, name)]
 
-    def _note_passed_module(self, callee: str, key: int | str, values: list[Value]) -> None:
-        """The module this call passes at ``key``: a same-file class's instance (by class),
-        or a torch module built once (``d = nn.Sequential(...)``, by its construction)."""
-        modules = self.arg_modules.setdefault(callee, {})
-        specs = {
-            _module_identity(v.module): v.module
-            for v in values
-            if v.kind is Kind.MODULE and v.module is not None and _module_identity(v.module)
-        }
-        spec = next(iter(specs.values())) if len(specs) == 1 and len(values) == 1 else None
-        earlier = modules.get(key, spec)
-        same = (
-            earlier is not None
-            and spec is not None
-            and _module_identity(earlier) == _module_identity(spec)
-        )
-        modules[key] = spec if same else None
-
     def _record_call(
         self,
         callee: str,
@@ -208,17 +191,6 @@ class Calls(AnalyzerBase):
             self._replay_steps(callee, node, args, on_self=False)
         return given_back
 
-    def _note_passed_function(
-        self, callee: str, key: int | str, passed: cst.BaseExpression
-    ) -> None:
-        """Which same-file function this call passes at ``key``, if one (by its name)."""
-        name = passed.value if isinstance(passed, cst.Name) else None
-        if name is not None and (name not in self.functions or _shadowed(name, self.scope.env)):
-            name = None
-        functions = self.arg_functions.setdefault(callee, {})
-        earlier = functions.get(key, name)
-        functions[key] = name if earlier == name else None
-
     def _note_call_args(
         self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]], grads_key: str
     ) -> None:
@@ -245,29 +217,6 @@ class Calls(AnalyzerBase):
             if tensors:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
         self._note_passed_optimizers(callee, args)
-
-    def _note_passed_optimizers(
-        self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]
-    ) -> None:
-        """``train_step(enc, disc, opt_enc, opt_disc)``: which modules passed beside each
-        optimizer it updates (by the parameters it was built from)."""
-        keyed: list[tuple[int | str, list[Value]]] = []
-        position = 0
-        for keyword, arg, values in args:
-            if not arg.star:
-                keyed.append((keyword or position, values))
-                position += 0 if keyword else 1
-        table = self.arg_optimizers.setdefault(callee, {})
-        for key, values in keyed:
-            stepped = {e.group.id for v in values if v.kind is Kind.OPTIMIZER for e in v.elements}
-            modules = frozenset(
-                k
-                for k, vs in keyed
-                if any(v.kind is Kind.MODULE and v.group.id in stepped for v in vs)
-            )
-            found = modules or None
-            earlier = table.get(key, found)
-            table[key] = found if earlier == found else None
 
     def _apply_mutations(
         self,
@@ -804,31 +753,6 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
-
-
-def _module_identity(spec: ModuleSpec) -> str | int | None:
-    """What makes two passed modules the same one: a same-file class, or the torch module's
-    construction node; None for a module of unknown origin."""
-    if spec.user_class:
-        return spec.user_class
-    return id(spec.node) if spec.qualname is not None and spec.node is not None else None
-
-
-def _passed_function(
-    values: list[Value] | None, name: str, functions: dict[str, cst.FunctionDef]
-) -> str | None:
-    """The same-file function a parameter holds (bound by ``Binder``), if ``name`` is one."""
-    if not values or any(v.origin != "def" for v in values):
-        return None
-    held = {v.group.name for v in values}
-    found = held.pop() if len(held) == 1 else None
-    return found if found in functions and found != name else None
-
-
-def _shadowed(name: str, env: dict[str, list[Value]]) -> bool:
-    """``name`` is bound in this scope to something other than a ``def`` of that name."""
-    values = env.get(name)
-    return values is not None and not any(v.origin == "def" for v in values)
 
 
 def _described(mutation: Mutation, callee: str) -> str:

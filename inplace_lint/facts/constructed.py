@@ -17,6 +17,8 @@ is not a construction.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 
 from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pairs
@@ -166,3 +168,21 @@ def given_values(
         if exprs and all(e is not None for e in exprs):
             found.setdefault(attr, tuple(e for e in exprs if e is not None))
     return found
+
+
+def attribute_stores(module: cst.Module) -> Counter[str]:
+    """How often the file assigns each attribute name (``self.inplace = ...``,
+    ``model.head.inplace = True``), anywhere: an attribute stored once, in ``__init__``,
+    holds what the constructions gave it."""
+    stores: Counter[str] = Counter()
+    for node in walk(module):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, cst.AugAssign | cst.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            for part in walk(target):
+                if isinstance(part, cst.Attribute):
+                    stores[part.attr.value] += 1
+    return stores

@@ -44,6 +44,7 @@ from inplace_lint.facts.ops import (
     is_inplace_name,
 )
 from inplace_lint.facts.optimizers import Optimizers
+from inplace_lint.facts.passed import Passed
 from inplace_lint.facts.state import Context, _Scope
 from inplace_lint.facts.statements import Statements
 from inplace_lint.facts.steps import Steps
@@ -75,6 +76,7 @@ class Analyzer(
     Backward,
     Writes,
     FunctionSaves,
+    Passed,
     Binder,
 ):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""

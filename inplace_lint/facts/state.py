@@ -9,7 +9,9 @@ expressions, calls, torch semantics, backward, writes) are mixins over it, assem
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -25,6 +27,7 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.conditions import Key
 from inplace_lint.facts.constructed import (
+    attribute_stores,
     constructed_arguments,
     constructed_modules,
     given_values,
@@ -394,6 +397,11 @@ class AnalyzerBase:
         for item in inputs:
             value.hist |= item.hist
         return value
+
+    @functools.cached_property
+    def _attribute_stores(self) -> Counter[str]:
+        """How often the file assigns each attribute name (``constructed``)."""
+        return attribute_stores(self.module)
 
     def _evident_arg(self, value: Value) -> bool:
         """``value`` is a parameter the function's body uses the way only tensors are used

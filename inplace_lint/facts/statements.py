@@ -63,6 +63,26 @@ class Statements(AnalyzerBase):
         if held and own and name in scope.bindings:
             scope.stand_ins[name] = (scope.bindings[name], frozenset(held))
 
+    def _constant_flag(self, test: cst.BaseExpression) -> bool | None:
+        """``self.flag`` (or ``not self.flag``) where ``flag`` is stored once, in
+        ``__init__``, from a parameter every construction in the file gives the same literal
+        bool (a default included): that bool; else None."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        inner = test.expression if isinstance(test, cst.UnaryOperation) else test
+        cls = self.scope.ctx.cls
+        if (
+            cls is None
+            or not isinstance(inner, cst.Attribute)
+            or not isinstance(inner.value, cst.Name)
+            or inner.value.value != "self"
+        ):
+            return None
+        attr = inner.attr.value
+        given = {literal_bool(e) for e in cls.constants.get(attr, ())}
+        if len(given) != 1 or None in given or self._attribute_stores[attr] != 1:
+            return None
+        return given.pop() is not negated
+
     def _statement(self, stmt: cst.CSTNode) -> None:
         scope = self.scope
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -74,6 +94,10 @@ class Statements(AnalyzerBase):
         elif isinstance(stmt, cst.If):
             scope.stmt = stmt
             self._eval(stmt.test)
+            known = self._constant_flag(stmt.test)
+            if known is not None:  # ``if self.inplace:`` where every construction gives False
+                self._block(stmt.body.body if known else _orelse(stmt.orelse))
+                return
             self._branches(
                 [stmt.body.body, _orelse(stmt.orelse)],
                 guarded=_mentions_inplace(stmt.test),
