@@ -1,0 +1,87 @@
+# label: safe
+# why: the in-place ReLUs act on max-pool / batch-norm outputs that no backward formula needs, and ReverseLayerF negates the incoming gradient out of place (grad_output.neg() * alpha), so both heads get correct gradients
+# source: https://github.com/fungtion/DANN/issues/3
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.autograd import Function
+
+torch.manual_seed(0)
+
+
+class ReverseLayerF(Function):
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        output = grad_output.neg() * ctx.alpha
+        return output, None
+
+
+class CNNModel(nn.Module):
+
+    def __init__(self):
+        super(CNNModel, self).__init__()
+        self.feature = nn.Sequential()
+        self.feature.add_module('f_conv1', nn.Conv2d(3, 8, kernel_size=5))
+        self.feature.add_module('f_bn1', nn.BatchNorm2d(8))
+        self.feature.add_module('f_pool1', nn.MaxPool2d(2))
+        self.feature.add_module('f_relu1', nn.ReLU(True))
+        self.feature.add_module('f_conv2', nn.Conv2d(8, 6, kernel_size=5))
+        self.feature.add_module('f_bn2', nn.BatchNorm2d(6))
+        self.feature.add_module('f_drop1', nn.Dropout2d())
+        self.feature.add_module('f_pool2', nn.MaxPool2d(2))
+        self.feature.add_module('f_relu2', nn.ReLU(True))
+
+        self.class_classifier = nn.Sequential()
+        self.class_classifier.add_module('c_fc1', nn.Linear(6 * 4 * 4, 16))
+        self.class_classifier.add_module('c_bn1', nn.BatchNorm1d(16))
+        self.class_classifier.add_module('c_relu1', nn.ReLU(True))
+        self.class_classifier.add_module('c_fc3', nn.Linear(16, 10))
+        self.class_classifier.add_module('c_softmax', nn.LogSoftmax(dim=1))
+
+        self.domain_classifier = nn.Sequential()
+        self.domain_classifier.add_module('d_fc1', nn.Linear(6 * 4 * 4, 16))
+        self.domain_classifier.add_module('d_bn1', nn.BatchNorm1d(16))
+        self.domain_classifier.add_module('d_relu1', nn.ReLU(True))
+        self.domain_classifier.add_module('d_fc2', nn.Linear(16, 2))
+        self.domain_classifier.add_module('d_softmax', nn.LogSoftmax(dim=1))
+
+    def forward(self, input_data, alpha):
+        input_data = input_data.expand(input_data.data.shape[0], 3, 28, 28)
+        feature = self.feature(input_data)
+        feature = feature.view(-1, 6 * 4 * 4)
+        reverse_feature = ReverseLayerF.apply(feature, alpha)
+        class_output = self.class_classifier(feature)
+        domain_output = self.domain_classifier(reverse_feature)
+        return class_output, domain_output
+
+
+my_net = CNNModel()
+optimizer = torch.optim.Adam(my_net.parameters(), lr=1e-3)
+loss_class = torch.nn.NLLLoss()
+loss_domain = torch.nn.NLLLoss()
+
+n_epoch, len_dataloader, epoch, i = 100, 10, 0, 0
+p = float(i + epoch * len_dataloader) / n_epoch / len_dataloader
+alpha = 2. / (1. + np.exp(-10 * p)) - 1
+
+s_img = torch.rand(4, 3, 28, 28)
+s_label = torch.tensor([1, 3, 5, 7])
+t_img = torch.rand(4, 1, 28, 28)
+
+my_net.zero_grad()
+domain_label = torch.zeros(4).long()
+class_output, domain_output = my_net(input_data=s_img, alpha=alpha)
+err_s_label = loss_class(class_output, s_label)
+err_s_domain = loss_domain(domain_output, domain_label)
+
+domain_label = torch.ones(4).long()
+_, domain_output = my_net(input_data=t_img, alpha=alpha)
+err_t_domain = loss_domain(domain_output, domain_label)
+err = err_t_domain + err_s_domain + err_s_label
+err.backward()
