@@ -280,3 +280,32 @@ def test_a_flag_every_construction_gives() -> None:
     assert codes(DETECT.format(given="")) == []
     assert codes(DETECT.format(given="inplace=False")) == []
     behave(hazard, DETECT.format(given=""))
+
+
+CHAINED = """
+import itertools
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+enc = nn.Linear(3, 2)
+gen = nn.Sequential(nn.Linear(2, 3), nn.Tanh())
+dis = nn.Linear(3, 1)
+opt = torch.optim.SGD(itertools.chain(enc.parameters(), gen.parameters()), lr=0.1)
+fake = gen(enc(torch.randn(4, 3)))
+g_loss = -dis(fake).mean()
+g_loss.backward(retain_graph=True)
+{step}
+d_loss = dis(fake).mean()
+d_loss.backward()
+"""
+
+
+def test_an_optimizer_over_chained_parameters() -> None:
+    """``SGD(itertools.chain(enc.parameters(), gen.parameters()))`` updates both modules."""
+    hazard = CHAINED.format(step="opt.step()")
+    line = hazard.splitlines().index("opt.step()") + 1
+    assert codes(hazard) == [(line, "IPL001")]
+    assert codes(CHAINED.format(step="pass")) == []
+    behave(hazard, CHAINED.format(step="pass"))

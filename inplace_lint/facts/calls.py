@@ -67,6 +67,10 @@ class Calls(AnalyzerBase):
             if qualified in VANISHING_FUNCTIONS and node.args and node.args[0].keyword is None:
                 self._vanishing_reads.add(id(node.args[0].value))
             return self._torch_call(qualified, node)
+        if qualified == "itertools.chain":  # ``chain(g.parameters(), e.parameters())``
+            chained = new_value(Kind.CONTAINER)
+            chained.elements = [v for _, _, vs in self._args(node) for v in vs]
+            return [chained]
         if isinstance(func, cst.Attribute):
             callee = dotted_name(func)
             receiver_values = self._lookup(callee) if callee else None
