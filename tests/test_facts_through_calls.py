@@ -309,3 +309,45 @@ def test_an_optimizer_over_chained_parameters() -> None:
     assert codes(hazard) == [(line, "IPL001")]
     assert codes(CHAINED.format(step="pass")) == []
     behave(hazard, CHAINED.format(step="pass"))
+
+
+REBOUND = """
+import torch
+
+
+def center(t):
+    {rebind}
+    t.sub_(t.mean())
+    return t * 2
+
+
+torch.manual_seed(0)
+x = torch.randn(5)
+kept = x.clone()
+y = center(x)
+z = x + 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("rebind", "hazard"),
+    [
+        ("if isinstance(t, list):\n        t = torch.stack(t)", True),  # not on this path
+        (
+            "if t.dim() > 1:\n        t = t.flatten().clone()\n    else:\n        t = t.clone()",
+            False,
+        ),
+        ("t = t.clone()", False),
+        ("for _ in range(len(t) - 5):\n        t = t.clone()", True),  # runs no time here
+    ],
+)
+def test_a_parameter_rebound_on_some_paths(rebind: str, hazard: bool) -> None:
+    """A rebinding inside one arm of a branch, or in a loop body, holds only on that path:
+    the write after it may still reach the caller's tensor. Rebound in every arm, it does
+    not."""
+    source = REBOUND.format(rebind=rebind)
+    line = source.splitlines().index("    t.sub_(t.mean())") + 1
+    assert codes(source) == ([(line, "IPL004")] if hazard else [])
+    torch = pytest.importorskip("torch")
+    scope = run(source)
+    assert torch.equal(scope["x"], scope["kept"]) is not hazard  # type: ignore[arg-type]

@@ -487,7 +487,9 @@ class Calls(AnalyzerBase):
             for name in spec.classes:  # their forward's argument writes
                 key = f"{name}.forward"
                 mutations, _ = self.summaries.get(key, ((), ""))
-                self.facts.judged.update((key, m.param) for m in mutations)
+                # judged here only where this call passes that argument by name or position
+                # (``self.bert(**inputs)`` passes nothing the summary can be applied to)
+                self.facts.judged.update((key, m.param) for m in mutations if _passes(args, m))
                 self._record_call(key, node, args)
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
@@ -757,6 +759,14 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
+
+
+def _passes(args: list[tuple[str, cst.Arg, list[Value]]], mutation: Mutation) -> bool:
+    """Whether a call's arguments name the mutated parameter (by keyword or position)."""
+    positional = [arg for keyword, arg, _ in args if not keyword and not arg.star]
+    return any(keyword == mutation.param for keyword, _, _ in args) or mutation.index < len(
+        positional
+    )
 
 
 def _described(mutation: Mutation, callee: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -17,6 +17,20 @@ from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.syntax import _string_key, constant_element, int_index
 from inplace_lint.facts.walk import Walker, own_nodes, walk
+
+
+@dataclass
+class _Arms:
+    """One branch or loop body being walked: the names rebound in the arm being walked, in
+    the arms done, and the ``elif`` that continues the branch."""
+
+    current: set[str] = field(default_factory=set)
+    done: list[set[str]] = field(default_factory=list)
+    orelse: cst.CSTNode | None = None
+
+    def next_arm(self) -> None:
+        self.done.append(self.current)
+        self.current = set()
 
 
 @dataclass(frozen=True)
@@ -260,6 +274,11 @@ class _MutationFinder(Walker):
         #: id of the write node (and, for a callee's write, of the call) -> the write
         self.found: dict[int | tuple[int, int], Mutation] = {}
         self.rebound: set[str] = set()
+        #: the branches and loop bodies being walked, innermost last: a rebinding in one arm
+        #: holds for the rest of that arm, and after the branch only if every arm made it
+        #: (``if isinstance(t, list): t = torch.stack(t)`` before ``t.clamp_()`` still
+        #: writes the caller's tensor on the other path)
+        self.arms: list[_Arms] = []
         #: ``outputs[0] = outputs[0].clone()``: (parameter, position) of elements replaced
         self.replaced: set[tuple[str, int]] = set()
         self.current: list[cst.CSTNode] = []
@@ -287,7 +306,7 @@ class _MutationFinder(Walker):
         # a list's element replaced by a new tensor first (``outputs[0] = outputs[0].clone()``)
         # is not the caller's any more; for a tensor argument it is a row written all the same
         fresh = element is not None and (name, element) in self.replaced
-        if name in index_of and name not in self.rebound and id(node) not in self.found:
+        if name in index_of and not self.is_rebound(name) and id(node) not in self.found:
             if not self.current:
                 return
             guard = self.guarded.get(id(node))
@@ -330,7 +349,7 @@ class _MutationFinder(Walker):
             elementwise = name in self.element_of
             if name is not None and elementwise:
                 name = self.element_of[name]
-            if name not in self.index_of or name in self.rebound:
+            if name not in self.index_of or self.is_rebound(name):
                 continue
             if isinstance(passed, cst.Name):
                 element, key = mutation.element, mutation.key
@@ -367,6 +386,9 @@ class _MutationFinder(Walker):
         return node is self.func
 
     def visit_If(self, node: cst.If) -> None:
+        if self.arms and self.arms[-1].orelse is node:  # an ``elif``: the else arm of
+            self.arms[-1].next_arm()  # the branch being walked
+        self.arms.append(_Arms(orelse=node.orelse))
         if isinstance(node.test, cst.Name) and node.test.value in self.index_of:
             _mark(node.body, node.test.value, self.guarded)
 
@@ -458,11 +480,13 @@ class _MutationFinder(Walker):
                     continue
                 param = _aliased_param(original_node.value, self.table)
                 param = self.alias_of.get(param, param) if param is not None else None
-                if param in self.index_of and param not in self.rebound:
+                if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
                 else:
                     self.alias_of.pop(bound.value, None)
-            _collect_names(target.target, self.rebound)
+            names_bound: set[str] = set()
+            _collect_names(target.target, names_bound)
+            self.add_rebound(names_bound)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._rebind(original_node.target)
@@ -474,18 +498,48 @@ class _MutationFinder(Walker):
         for name in names:
             self.alias_of.pop(name, None)
             self.element_of.pop(name, None)
-        self.rebound |= names
+        self.add_rebound(names)
+
+    def is_rebound(self, name: str) -> bool:
+        """``name`` no longer holds what it did on entry, on the path being walked."""
+        return name in self.rebound or any(name in arms.current for arms in self.arms)
+
+    def add_rebound(self, names: set[str]) -> None:
+        if self.arms:
+            self.arms[-1].current.update(names)
+        else:
+            self.rebound |= names
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self.arms:
+            self.arms[-1].next_arm()  # the other arm: the body's rebindings do not hold
+
+    def leave_If(self, original_node: cst.If) -> None:
+        arms = self.arms.pop()
+        if original_node.orelse is not None:  # rebound on every path through the branch
+            self.add_rebound(set.intersection(*arms.done, arms.current))
 
     def visit_For(self, node: cst.For) -> None:
-        self._rebind(node.target)
+        self.arms.append(_Arms())  # the body may run no time at all
         iterated = node.iter
         if (
             isinstance(iterated, cst.Name)
             and iterated.value in self.index_of
-            and iterated.value not in self.rebound
+            and not self.is_rebound(iterated.value)
             and isinstance(node.target, cst.Name)
         ):
             self.element_of[node.target.value] = iterated.value
+        else:
+            self._rebind(node.target)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.arms.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self.arms.append(_Arms())
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.arms.pop()
 
 
 _DESTINATION = re.compile(
