@@ -351,3 +351,36 @@ def test_a_parameter_rebound_on_some_paths(rebind: str, hazard: bool) -> None:
     torch = pytest.importorskip("torch")
     scope = run(source)
     assert torch.equal(scope["x"], scope["kept"]) is not hazard  # type: ignore[arg-type]
+
+
+GUARDED = """
+import torch
+
+
+def suppress(scores, exact=True):
+    if exact:
+        keep = scores > 0.5
+    else:
+        scores[scores < 0.5] = 0
+        keep = scores > 0
+    return keep
+
+
+torch.manual_seed(0)
+scores = torch.rand(6)
+kept = scores.clone()
+keep = suppress(scores{given})
+total = scores.sum()
+"""
+
+
+@pytest.mark.parametrize(("given", "hazard"), [("", False), (", exact=False", True)])
+def test_a_write_in_the_arm_a_flag_argument_rules_out(given: str, hazard: bool) -> None:
+    """``else:`` of ``if exact:`` writes only when the call gives ``exact`` False; the
+    default True rules it out."""
+    source = GUARDED.format(given=given)
+    line = source.splitlines().index("        scores[scores < 0.5] = 0") + 1
+    assert codes(source) == ([(line, "IPL004")] if hazard else [])
+    torch = pytest.importorskip("torch")
+    scope = run(source)
+    assert torch.equal(scope["scores"], scope["kept"]) is not hazard  # type: ignore[arg-type]

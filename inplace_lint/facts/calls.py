@@ -34,12 +34,14 @@ from inplace_lint.facts.passed import _passed_function, _shadowed
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import (
     Mutation,
+    described,
     destination,
     grad_target_params,
+    guard_holds,
+    names_argument,
 )
 from inplace_lint.facts.syntax import (
     _is_static,
-    _passes_true,
     short_name,
 )
 from inplace_lint.facts.vanishing import VANISHING_FUNCTIONS, VANISHING_METHODS
@@ -258,9 +260,7 @@ class Calls(AnalyzerBase):
                         for e in v.items.get(mutation.key, ())
                     ),
                 ]
-            if mutation.guard is not None and not _passes_true(
-                keywords, positional, mutation.guard, mutation.guard_index
-            ):
+            if mutation.guard is not None and not guard_holds(keywords, positional, mutation):
                 continue
             tensors = [
                 v for v in values if v.kind is Kind.TENSOR and (v.sure or not mutation.augmented)
@@ -272,7 +272,7 @@ class Calls(AnalyzerBase):
                 write = self._write(
                     tensors,
                     mutation.node,
-                    _described(mutation, callee),
+                    described(mutation, callee),
                     target_node=arg.value,
                     via_call=node,
                     callee=callee,
@@ -489,7 +489,9 @@ class Calls(AnalyzerBase):
                 mutations, _ = self.summaries.get(key, ((), ""))
                 # judged here only where this call passes that argument by name or position
                 # (``self.bert(**inputs)`` passes nothing the summary can be applied to)
-                self.facts.judged.update((key, m.param) for m in mutations if _passes(args, m))
+                self.facts.judged.update(
+                    (key, m.param) for m in mutations if names_argument(args, m)
+                )
                 self._record_call(key, node, args)
             if spec.user_class is not None and self._returns_record(spec.user_class):
                 # a tuple or ModelOutput: reading one field is not reading the others
@@ -759,21 +761,6 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
-
-
-def _passes(args: list[tuple[str, cst.Arg, list[Value]]], mutation: Mutation) -> bool:
-    """Whether a call's arguments name the mutated parameter (by keyword or position)."""
-    positional = [arg for keyword, arg, _ in args if not keyword and not arg.star]
-    return any(keyword == mutation.param for keyword, _, _ in args) or mutation.index < len(
-        positional
-    )
-
-
-def _described(mutation: Mutation, callee: str) -> str:
-    """``.div_()`` in `norm()`, and the function called that reached it, if another."""
-    if mutation.through and mutation.through != callee:
-        return f"{mutation.what} in `{mutation.through}()` (called by `{callee}()`)"
-    return f"{mutation.what} in `{callee}()`"
 
 
 def _element_at(values: list[Value], index: int) -> list[Value]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from inplace_lint.facts.classes import literal_bool
+from inplace_lint.facts.model import Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.syntax import _string_key, constant_element, int_index
@@ -74,6 +76,10 @@ class Mutation:
     augmented: bool  # an augmented assignment: in place only if the argument is a tensor
     guard: str | None = None  # written only under ``if <guard>:`` (an ``inplace`` flag)
     guard_index: int = -1
+    #: the value of ``guard`` the write needs (False for ``else:`` or ``if not <guard>:``)
+    guard_value: bool = True
+    #: the literal bool default of ``guard``, if it has one
+    guard_default: bool | None = None
     returned: bool = False  # the function returns the mutated argument
     #: the function returns a value, so the write is a side effect the caller may not expect
     side_effect: bool = False
@@ -270,7 +276,11 @@ class _MutationFinder(Walker):
         self.imports = imports
         self.table = table
         self.index_of = {name: i for i, name in enumerate(params)}
-        self.guarded: dict[int, str] = {}
+        self.guarded: dict[int, tuple[str, bool]] = {}
+        self.defaults = {
+            p.name.value: literal_bool(p.default)
+            for p in (*func.params.params, *func.params.kwonly_params)
+        }
         #: id of the write node (and, for a callee's write, of the call) -> the write
         self.found: dict[int | tuple[int, int], Mutation] = {}
         self.rebound: set[str] = set()
@@ -309,7 +319,7 @@ class _MutationFinder(Walker):
         if name in index_of and not self.is_rebound(name) and id(node) not in self.found:
             if not self.current:
                 return
-            guard = self.guarded.get(id(node))
+            guard, wanted = self.guarded.get(id(node), (None, True))
             self.found[id(node)] = Mutation(
                 index_of[name],
                 name,
@@ -319,6 +329,8 @@ class _MutationFinder(Walker):
                 augmented,
                 guard,
                 index_of.get(guard, -1) if guard else -1,
+                guard_value=wanted,
+                guard_default=self.defaults.get(guard) if guard else None,
                 elementwise=elementwise,
                 bypass=bypass,
                 element=element,
@@ -389,12 +401,23 @@ class _MutationFinder(Walker):
         if self.arms and self.arms[-1].orelse is node:  # an ``elif``: the else arm of
             self.arms[-1].next_arm()  # the branch being walked
         self.arms.append(_Arms(orelse=node.orelse))
-        if isinstance(node.test, cst.Name) and node.test.value in self.index_of:
-            _mark(node.body, node.test.value, self.guarded)
+        self._guard(node.test, node.body, node.orelse)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if isinstance(node.test, cst.Name) and node.test.value in self.index_of:
-            _mark(node.body, node.test.value, self.guarded)
+        self._guard(node.test, node.body, node.orelse)
+
+    def _guard(
+        self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None
+    ) -> None:
+        """``if inplace:`` (or ``if not inplace:``) on a parameter: the writes in each arm
+        happen only when the call gives it that arm's value."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        name = test.expression if isinstance(test, cst.UnaryOperation) else test
+        if not isinstance(name, cst.Name) or name.value not in self.index_of:
+            return
+        _mark(body, (name.value, not negated), self.guarded)
+        if orelse is not None:
+            _mark(orelse, (name.value, negated), self.guarded)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
@@ -630,7 +653,7 @@ def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
     return gives, frozenset(roots)
 
 
-def _mark(node: cst.CSTNode, guard: str, guarded: dict[int, str]) -> None:
+def _mark(node: cst.CSTNode, guard: tuple[str, bool], guarded: dict[int, tuple[str, bool]]) -> None:
     for inner in walk(node):
         guarded.setdefault(id(inner), guard)
 
@@ -649,3 +672,32 @@ def _collect_names(target: cst.BaseExpression, out: set[str]) -> None:
     elif isinstance(target, cst.Tuple | cst.List):
         for element in target.elements:
             _collect_names(element.value, out)
+
+
+def guard_holds(
+    keywords: dict[str, tuple[cst.Arg, list[Value]]],
+    positional: list[tuple[cst.Arg, list[Value]]],
+    mutation: Mutation,
+) -> bool:
+    """The call gives the mutation's guard parameter the value its write needs: a literal
+    bool passed, or the parameter's literal default when none is passed."""
+    passed = keywords.get(mutation.guard or "")
+    if passed is None and 0 <= mutation.guard_index < len(positional):
+        passed = positional[mutation.guard_index]
+    value = literal_bool(passed[0].value) if passed is not None else mutation.guard_default
+    return value is mutation.guard_value
+
+
+def names_argument(args: list[tuple[str, cst.Arg, list[Value]]], mutation: Mutation) -> bool:
+    """Whether a call's arguments name the mutated parameter (by keyword or position)."""
+    positional = [arg for keyword, arg, _ in args if not keyword and not arg.star]
+    return any(keyword == mutation.param for keyword, _, _ in args) or mutation.index < len(
+        positional
+    )
+
+
+def described(mutation: Mutation, callee: str) -> str:
+    """``.div_()`` in `norm()`, and the function called that reached it, if another."""
+    if mutation.through and mutation.through != callee:
+        return f"{mutation.what} in `{mutation.through}()` (called by `{callee}()`)"
+    return f"{mutation.what} in `{callee}()`"

@@ -93,19 +93,6 @@ def is_none(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-def _passes_true(
-    keywords: dict[str, tuple[cst.Arg, list[Value]]],
-    positional: list[tuple[cst.Arg, list[Value]]],
-    name: str,
-    index: int,
-) -> bool:
-    """Whether a call passes the literal True for parameter ``name`` (at ``index``)."""
-    passed = keywords.get(name)
-    if passed is None and 0 <= index < len(positional):
-        passed = positional[index]
-    return passed is not None and literal_bool(passed[0].value) is True
-
-
 def _constant_index(node: cst.Subscript) -> bool:
     """``x[0]``, ``x[-1]`` or ``x["key"]``: an element the source names exactly."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
