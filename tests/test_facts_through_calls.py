@@ -384,3 +384,36 @@ def test_a_write_in_the_arm_a_flag_argument_rules_out(given: str, hazard: bool) 
     torch = pytest.importorskip("torch")
     scope = run(source)
     assert torch.equal(scope["scores"], scope["kept"]) is not hazard  # type: ignore[arg-type]
+
+
+LOGGED = """
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+def step(x):
+    logs = {empty}
+    loss = (w * x).sum()
+    logs["adv"] = loss.detach(){copy}
+    loss += (w ** 2).sum()
+    loss.backward()
+    return logs
+
+
+out = step(torch.randn(3))
+"""
+
+
+@pytest.mark.parametrize("empty", ["{}", "dict()"])
+def test_a_logged_detach_alias_in_an_empty_dict(empty: str) -> None:
+    """``logs["adv"] = loss.detach()`` shares ``loss``'s storage: the later ``loss +=`` is
+    what the returned dict shows (``dict()`` is an empty dict like ``{}``)."""
+    hazard = LOGGED.format(empty=empty, copy="")
+    line = hazard.splitlines().index("    loss += (w ** 2).sum()") + 1
+    assert codes(hazard) == [(line, "IPL002")]
+    safe = LOGGED.format(empty=empty, copy=".clone()")
+    assert codes(safe) == []
+    torch = pytest.importorskip("torch")
+    assert not torch.equal(run(hazard)["out"]["adv"], run(safe)["out"]["adv"])  # type: ignore[index]

@@ -89,6 +89,8 @@ class Calls(AnalyzerBase):
             if values is not None and any(v.kind is Kind.MODULE for v in values):
                 args = self._args(node)
                 return self._call_modules(values, args, node, name)
+            if name in ("dict", "list") and values is None and not node.args:
+                return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
             if (
                 name in ("list", "tuple")
                 and values is None
@@ -312,6 +314,8 @@ class Calls(AnalyzerBase):
                 receiver = self._eval(func.value)
             args = self._args(node)
             if method == "backward":
+                for value in receiver:  # only a tensor has ``backward()``
+                    value.sure = value.sure or value.kind is Kind.TENSOR
                 self._backward_call(node, receiver, args)
             return [new_value(Kind.OTHER)]
         if method == "save_for_backward" and self.scope.ctx.role == "fn_forward":

@@ -75,6 +75,7 @@ class TorchSemantics(AnalyzerBase):
         if method == "detach":
             out = []
             for value in receiver:
+                value.sure = True  # only a tensor has ``detach()``: ``x += y`` then writes x
                 view = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_detach=True)
                 view.sure = True
                 out.append(view)
