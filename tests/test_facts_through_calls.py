@@ -417,3 +417,28 @@ def test_a_logged_detach_alias_in_an_empty_dict(empty: str) -> None:
     assert codes(safe) == []
     torch = pytest.importorskip("torch")
     assert not torch.equal(run(hazard)["out"]["adv"], run(safe)["out"]["adv"])  # type: ignore[index]
+
+
+FILLED = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+head = nn.Linear(4, 6)
+h = head(torch.randn(3, 4))
+buf = h.new_zeros(3, 6)
+buf[:, :3] = h[:, :3]
+out = torch.log_softmax(buf, dim=-1)
+{add}
+out.sum().backward()
+"""
+
+
+def test_a_buffer_written_with_values_that_require_grad() -> None:
+    """``h.new_zeros(...)`` requires no grad, but once written with ``h``'s values it does:
+    log_softmax then saves its output, which the in-place add overwrites."""
+    hazard = FILLED.format(add="out.add_(1.0)")
+    line = hazard.splitlines().index("out.add_(1.0)") + 1
+    assert codes(hazard) == [(line, "IPL001")]
+    assert codes(FILLED.format(add="out = out + 1.0")) == []
+    behave(hazard, FILLED.format(add="out = out + 1.0"))

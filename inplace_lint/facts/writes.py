@@ -146,6 +146,13 @@ class Writes(AnalyzerBase):
         for group in groups.values():
             group.bump(write, write.hidden)
         _depend(tensors, extra)
+        if not (write.hidden or write.via_detach or self.scope.no_grad) and extra:
+            # ``buf[:, :n] = head(x)``, ``buf.copy_(y)``: a tensor written with values that
+            # require grad requires grad from then on (``new_zeros`` made it without)
+            written_grad = self._grad_of(extra)
+            for value in tensors:
+                if not value.leaf and value.grad < written_grad:
+                    value.grad = written_grad
         write.name = written_name
         return frozenset(groups)
 
