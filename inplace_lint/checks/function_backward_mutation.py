@@ -29,6 +29,12 @@ def check(facts: Facts) -> Iterator[RawFinding]:
                 ") finds it changed: clone() it first",
             )
             related = (*related, (facts.retained_at, "the graph is kept for another backward"))
+        elif event.role == "dirty input":
+            message = (
+                f"{write.what} writes input `{event.name}`, which forward marks dirty but does "
+                "not return; torch raises 'Some elements marked as dirty during the forward "
+                "method were not returned as output'"
+            )
         elif event.role == "input":
             message = (
                 f"{write.what} mutates forward input `{event.name}` in place without "

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from inplace_lint.facts import events as ev
 from inplace_lint.facts.model import OWNED, Kind, Value, new_value
 from inplace_lint.facts.state import AnalyzerBase, _Scope
 
@@ -84,9 +85,20 @@ class FunctionSaves(AnalyzerBase):
                 for v in values
             )
 
+        self._dirty_not_returned(scope, returned)
         saved.owned_positions = frozenset(i for i, vs in enumerate(saved.positions) if own(vs))
         saved.owned_attributes = frozenset(a for a, vs in saved.attributes.items() if own(vs))
         saved.known = True
+
+    def _dirty_not_returned(self, scope: _Scope, returned: set[int]) -> None:
+        """An input ``forward`` wrote and marked dirty must be among its outputs: torch
+        refuses the call otherwise ('Some elements marked as dirty during the forward method
+        were not returned as output')."""
+        if not scope.returned_at:
+            return
+        for write, name, value in scope.dirty_writes:
+            if value.group.id not in returned:
+                self.facts.function_writes.append(ev.FunctionWrite(write, "dirty input", name))
 
     def _saved_in_backward(self, attr: str) -> Value | None:
         """``ctx.saved_tensors`` (or ``ctx.attr``) in ``backward``, position by position, when

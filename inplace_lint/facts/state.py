@@ -115,6 +115,8 @@ class _Scope:
     stmt: cst.CSTNode | None = None
     callables: dict[str, Group] = field(default_factory=dict)
     pending_by_node: dict[int, list[_Pending]] = field(default_factory=dict)
+    #: in a custom Function's forward: writes to inputs it marks dirty, (write, name, value)
+    dirty_writes: list[tuple[Write, str, Value]] = field(default_factory=list)
     #: a helper call's writes to uninitialized storage, by call node and storage groups:
     #: they all fill it
     call_fills: dict[tuple[int, frozenset[int]], bool] = field(default_factory=dict)

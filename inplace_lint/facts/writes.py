@@ -289,7 +289,11 @@ class Writes(AnalyzerBase):
                     return
         elif ctx.role == "fn_forward":
             for value in tensors:
-                if value.origin == "fn_input" and value.arg_name not in ctx.mark_dirty:
+                if value.origin == "fn_input" and value.arg_name in ctx.mark_dirty:
+                    # declared: torch wants it among the outputs (``function_saves``)
+                    self.scope.dirty_writes.append((write, value.arg_name, value))
+                    return
+                if value.origin == "fn_input":
                     self.facts.function_writes.append(
                         ev.FunctionWrite(write, "input", value.arg_name)
                     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.ops import load_table
-from inplace_lint.facts.syntax import constant_element
+from inplace_lint.facts.syntax import _mark_dirty_names, constant_element
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
 from inplace_lint.outofplace import is_inplace_name
@@ -103,6 +103,8 @@ class CloneRewrites(LineEdits):
         name = self.written_name(node)
         params = [p.name.value for p in function.params.params]
         if name is None or name not in params[1:]:  # ``ctx`` comes first
+            return None
+        if name in _mark_dirty_names(function):  # declared written: it must be returned
             return None
         if self._rebound_before(function, name, node):
             return None
