@@ -22,7 +22,15 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             target = f"`{write.name or write.target}`"
         else:  # an optimizer step names no tensor: it writes the parameters it holds
             target = "the parameters it holds" if write.update else "a tensor"
-        if event.stored:
+        if event.overlap:
+            message = (
+                f"{write.what} copies `{event.name}`, a view of the same tensor that overlaps the "
+                f"elements it writes: some are overwritten before they are read (torch may "
+                "raise 'some elements of the input tensor and the written-to tensor refer to a "
+                "single memory location'); clone() the source first",
+            )
+            related = write.related
+        elif event.stored:
             message = (
                 f"{write.what} changes {target} in place after it was stored in `{event.name}` "
                 "(line ",

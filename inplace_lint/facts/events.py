@@ -46,6 +46,9 @@ class StaleRead:
     #: ``read`` is where the tensor was stored into attribute ``name``, which keeps it for
     #: later calls (``self.cache = (k, v)`` before ``k *= scale``)
     stored: bool = False
+    #: ``read`` is the write's own source, a view overlapping the slice written
+    #: (``x[..., 1:] = x[..., :-1]``)
+    overlap: bool = False
 
 
 @dataclass(frozen=True, eq=False)

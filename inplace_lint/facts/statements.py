@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from inplace_lint.facts import events as ev
 from inplace_lint.facts.binder import model_parts
 from inplace_lint.facts.classes import (
     literal_bool,
@@ -35,6 +36,7 @@ from inplace_lint.facts.syntax import (
     _string_key,
     int_index,
     runs_at_least_once,
+    shifted_slices,
 )
 
 
@@ -334,7 +336,13 @@ class Statements(AnalyzerBase):
         tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
         if tensors:
             self._use(values)
-            self._write(tensors, target, "subscript assignment", extra=values, target_node=target)
+            write = self._write(
+                tensors, target, "subscript assignment", extra=values, target_node=target
+            )
+            if write is not None and source is not None and shifted_slices(target, source):
+                # ``x[..., 1:] = x[..., :-1]``: the source overlaps what is written
+                name = self.module.code_for_node(source)
+                self.facts.stale_reads.append(ev.StaleRead(write, source, name, "", overlap=True))
 
     def _set_requires_grad(
         self, owner: cst.BaseExpression, source: cst.BaseExpression | None

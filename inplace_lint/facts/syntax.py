@@ -392,3 +392,38 @@ def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set
         for item in node.names
     }
     return counts, declared
+
+
+def shifted_slices(target: cst.Subscript, source: cst.BaseExpression) -> bool:
+    """``x[..., 1:] = x[..., :-1]`` or ``x[:, :-k] = x[:, k:]``: the source is the same
+    tensor's slice shifted along one dimension, so the two overlap wherever that dimension
+    has more than twice the shift (every other index the same, no step)."""
+    if not isinstance(source, cst.Subscript) or not source.value.deep_equals(target.value):
+        return False
+    if len(source.slice) != len(target.slice):
+        return False
+    differing = [
+        (a.slice, b.slice)
+        for a, b in zip(target.slice, source.slice, strict=True)
+        if not a.slice.deep_equals(b.slice)
+    ]
+    if len(differing) != 1:
+        return False
+    first, second = differing[0]
+    if not isinstance(first, cst.Slice) or not isinstance(second, cst.Slice):
+        return False
+    if first.step is not None or second.step is not None:
+        return False
+    return _shift(first, second) or _shift(second, first)
+
+
+def _shift(head: cst.Slice, tail: cst.Slice) -> bool:
+    """``k:`` against ``:-k`` (the same ``k``, written the same way)."""
+    if head.upper is not None or tail.lower is not None or head.lower is None:
+        return False
+    upper = tail.upper
+    return (
+        isinstance(upper, cst.UnaryOperation)
+        and isinstance(upper.operator, cst.Minus)
+        and upper.expression.deep_equals(head.lower)
+    )

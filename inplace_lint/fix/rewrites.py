@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from inplace_lint.checks import all_rules
+from inplace_lint.facts.syntax import shifted_slices
 from inplace_lint.finding import Edit, Finding, Fix, Position
 from inplace_lint.fix.bypass import BypassRewrites
 from inplace_lint.fix.clones import CloneRewrites
@@ -112,6 +113,9 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
             return self.bypass_fix(node)
         if code not in _OUT_OF_PLACE_CODES:
             return None
+        overlap = self._overlap_fix(node)
+        if overlap is not None:
+            return overlap
         built = self._out_of_place(node, code)
         if built is None and isinstance(node, cst.Call):
             built = (
@@ -123,6 +127,20 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if built is None and code == _ARGUMENT_CODE:
             built = self.clone_argument_fix(node, cloned)
         return built
+
+    def _overlap_fix(self, node: cst.CSTNode) -> _Built | None:
+        """``x[..., 1:] = x[..., :-1]``: copy from a clone of the overlapping source (the
+        values the statement meant to copy; safe: nothing else changes)."""
+        if isinstance(node, cst.Subscript):  # the finding points at the written slice
+            node = self.parent.get(node)
+            node = self.parent.get(node) if isinstance(node, cst.AssignTarget) else node
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            return None
+        target = node.targets[0].target
+        if not isinstance(target, cst.Subscript) or not shifted_slices(target, node.value):
+            return None
+        end = self.end(node.value)
+        return "Copy from a clone of the overlapping source", [Edit(end, end, ".clone()")], True
 
     def _out_of_place(self, node: cst.CSTNode, code: str) -> _Built | None:
         capable = code in _SAFE_CAPABLE
