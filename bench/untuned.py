@@ -114,6 +114,16 @@ release is fetched once more with pip's default options (``fetch_default``)::
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_10.json \
         --dest bench/.untuned/run10 --saved --verdicts bench/untuned_verdicts_10.json \
         --projects-table --per-code --project-mean --list --markdown
+
+Run 11 used the same options with its own files (``bench/untuned_projects_11.json``,
+``bench/.untuned/run11``, ``--linter /work/base35``, ``bench/untuned_verdicts_11.json``); yolox,
+also picked, could not be fetched (its ``setup.py`` needs torch to build the metadata)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_11.json \
+        --dest bench/.untuned/run11 --linter /work/base35
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_11.json \
+        --dest bench/.untuned/run11 --saved --verdicts bench/untuned_verdicts_11.json \
+        --projects-table --per-code --project-mean --list --markdown
 """
 
 from __future__ import annotations
