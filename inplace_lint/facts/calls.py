@@ -65,7 +65,7 @@ class Calls(AnalyzerBase):
     def _eval_call(self, node: cst.Call) -> list[Value]:
         func = node.func
         qualified = self.imports.qualify(func)
-        if qualified is not None and qualified.startswith("torch"):
+        if qualified is not None and qualified.split(".", 1)[0] == "torch":  # not torchvision
             if qualified in VANISHING_FUNCTIONS and node.args and node.args[0].keyword is None:
                 self._vanishing_reads.add(id(node.args[0].value))
             return self._torch_call(qualified, node)

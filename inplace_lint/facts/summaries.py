@@ -442,7 +442,7 @@ class _MutationFinder(Walker):
             )
             return
         qualified = self.imports.qualify(func_node) or ""
-        if not qualified.startswith("torch") or qualified.startswith("torch.nn.utils."):
+        if qualified.split(".", 1)[0] != "torch" or qualified.startswith("torch.nn.utils."):
             return
         if not node.args:
             return

@@ -149,7 +149,8 @@ class Writes(AnalyzerBase):
         if not (write.hidden or write.via_detach or self.scope.no_grad) and extra:
             # ``buf[:, :n] = head(x)``, ``buf.copy_(y)``: a tensor written with values that
             # require grad requires grad from then on (``new_zeros`` made it without)
-            written_grad = self._grad_of(extra)
+            # (values known to be tensors: an unknown helper's result may be an int)
+            written_grad = self._grad_of([v for v in extra if v.sure])
             for value in tensors:
                 if not value.leaf and value.grad < written_grad:
                     value.grad = written_grad
