@@ -442,3 +442,28 @@ def test_a_buffer_written_with_values_that_require_grad() -> None:
     assert codes(hazard) == [(line, "IPL001")]
     assert codes(FILLED.format(add="out = out + 1.0")) == []
     behave(hazard, FILLED.format(add="out = out + 1.0"))
+
+
+COPIED_BACK = """
+import torch
+
+
+def snap(v):
+    v[v.abs().argmax()] = 1.0
+    return v
+
+
+torch.manual_seed(0)
+state = torch.randn(4)
+{line}
+total = state.sum()
+"""
+
+
+def test_a_helper_result_copied_back_into_the_name_it_was_given() -> None:
+    """``state.copy_(snap(state))``: the name holds the copy afterwards, so reading it wants
+    the new value; bound to another name, the helper's write is still a surprise."""
+    assert codes(COPIED_BACK.format(line="state.copy_(snap(state))")) == []
+    source = COPIED_BACK.format(line="snapped = snap(state)")
+    line = source.splitlines().index("    v[v.abs().argmax()] = 1.0") + 1
+    assert codes(source) == [(line, "IPL004")]

@@ -17,6 +17,7 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.flag_loops import InplaceFlip, find_flip, flipped
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _BLANK_FACTORIES,
     _CHECKPOINT,
@@ -85,25 +86,7 @@ class TorchSemantics(AnalyzerBase):
             value.grad = self._grad_of(receiver)
             return [value]
         if self.table.is_inplace_method(method):
-            for value in receiver:
-                value.sure = True
-            info = self.table.methods.get(method)
-            extra = [v for _, _, vs in args for v in vs]
-            self._use(extra)
-            write = self._write(
-                receiver,
-                node,
-                f"`{self._text(func)}()`",
-                extra=extra,
-                target_node=func.value,
-                values_kept=method in _SHAPE_ONLY,
-            )
-            if info is not None and write is not None:
-                bound = self._bind_args(info, receiver, args)
-                self._record_saves(info, bound, receiver, node, method)
-            if write is not None:
-                self._inplace_results[id(node)] = write
-            return receiver
+            return self._inplace_method(node, func, method, receiver, args)
         if method in MAYBE_SELF_METHODS:  # returns self only sometimes: a soft alias
             out = [self._view(v) for v in receiver]
             for view, base in zip(out, receiver, strict=True):
@@ -127,6 +110,40 @@ class TorchSemantics(AnalyzerBase):
             bound = self._bind_args(info, receiver, args)
             self._record_saves(info, bound, [result], node, method)
         return [result]
+
+    def _inplace_method(
+        self,
+        node: cst.Call,
+        func: cst.Attribute,
+        method: str,
+        receiver: list[Value],
+        args: list[tuple[str, cst.Arg, list[Value]]],
+    ) -> list[Value]:
+        """``x.mul_(y)``: a write to the receiver, with what the op saves."""
+        for value in receiver:
+            value.sure = True
+        info = self.table.methods.get(method)
+        extra = [v for _, _, vs in args for v in vs]
+        self._use(extra)
+        write = self._write(
+            receiver,
+            node,
+            f"`{self._text(func)}()`",
+            extra=extra,
+            target_node=func.value,
+            values_kept=method in _SHAPE_ONLY,
+        )
+        if info is not None and write is not None:
+            bound = self._bind_args(info, receiver, args)
+            self._record_saves(info, bound, receiver, node, method)
+        if write is not None:
+            self._inplace_results[id(node)] = write
+            copied = dotted_name(func.value) if method == "copy_" else None
+            if copied is not None and copied in self.scope.bindings:
+                # ``self.v.copy_(normalize(self.v))``: the name now holds the copy, so
+                # reading it later wants what was copied (other aliases do not)
+                self.scope.bindings[copied] = self._next()
+        return receiver
 
     def _method_views(self, method: str, info: OpInfo | None, receiver: list[Value]) -> list[Value]:
         """``x.view(...)``, ``x.chunk(2)``: views of the receiver (several, for ``chunk``)."""
