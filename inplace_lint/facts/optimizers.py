@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from inplace_lint.facts.classes import ClassFacts
 from inplace_lint.facts.effects import updates_param_groups
 from inplace_lint.facts.heuristics import _model_matches, _optimizer_hint
 from inplace_lint.facts.model import Group, Kind, Value, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.walk import own_nodes
 
 Args = list[tuple[str, cst.Arg, list[Value]]]
 
@@ -69,6 +71,9 @@ class Optimizers(AnalyzerBase):
         optimizers = [v for v in receiver if v.kind is Kind.OPTIMIZER]
         if optimizers:
             return [e for o in optimizers for e in o.elements]
+        owned = self._owned_optimizer(receiver_node)
+        if owned is not None:
+            return owned
         if args and not args[0][0]:
             inner = [v for v in args[0][2] if v.kind is Kind.OPTIMIZER]
             if inner:
@@ -131,6 +136,24 @@ class Optimizers(AnalyzerBase):
         if params:
             self._write(params, node, f"`{what}()`", no_grad=True)
 
+    def _owned_optimizer(self, receiver_node: cst.BaseExpression) -> list[Value] | None:
+        """``self.value.optimizer.step()`` where the module's class builds ``self.optimizer =
+        Adam(self.parameters())`` in ``__init__``: that module's own parameters."""
+        if not isinstance(receiver_node, cst.Attribute):
+            return None
+        with self._meta:
+            owners = self._eval(receiver_node.value)
+        modules = [v for v in owners if v.kind is Kind.MODULE and v.module is not None]
+        attr = receiver_node.attr.value
+        found = [
+            m
+            for m in modules
+            if any(_builds_own_optimizer(self.classes.get(c), attr) for c in m.module.classes)
+        ]
+        if not found or len(found) != len(modules):
+            return None
+        return [Value(kind=Kind.TENSOR, group=m.group, grad=2, leaf=True) for m in found]
+
     def _hinted_params(self, hint: str) -> list[Value]:
         """Parameters of the models whose names match an optimizer's name (``opt_d`` -> ``D``)."""
         groups: dict[int, Group] = {}
@@ -143,3 +166,33 @@ class Optimizers(AnalyzerBase):
 def may_load(args: Args) -> bool:
     """Whether a ``load_state_dict`` call's argument may be a state dict (not a path)."""
     return bool(args) and not isinstance(args[0][1].value, cst.SimpleString)
+
+
+def _builds_own_optimizer(cls: ClassFacts | None, attr: str) -> bool:
+    """``__init__`` assigns ``self.<attr> = <Optimizer>(self.parameters(), ...)``."""
+    init = cls.methods.get("__init__") if cls is not None else None
+    if init is None:
+        return False
+    for node in own_nodes(init):
+        if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+            continue
+        stores = [
+            t.target
+            for t in node.targets
+            if isinstance(t.target, cst.Attribute)
+            and t.target.attr.value == attr
+            and dotted_name(t.target.value) == "self"
+        ]
+        if stores and node.value.args and _self_parameters(node.value.args[0].value):
+            return True
+    return False
+
+
+def _self_parameters(node: cst.BaseExpression) -> bool:
+    """``self.parameters()`` (or ``self.named_parameters()``)."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("parameters", "named_parameters")
+        and dotted_name(node.func.value) == "self"
+    )
