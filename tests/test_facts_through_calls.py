@@ -467,3 +467,32 @@ def test_a_helper_result_copied_back_into_the_name_it_was_given() -> None:
     source = COPIED_BACK.format(line="snapped = snap(state)")
     line = source.splitlines().index("    v[v.abs().argmax()] = 1.0") + 1
     assert codes(source) == [(line, "IPL004")]
+
+
+STARRED = """
+import torch
+
+
+def passthrough(t):
+    return t, t.shape, None
+
+
+torch.manual_seed(0)
+x = torch.randn(3)
+kept = x.clone()
+a, *_ = {call}
+a += 1
+total = x.sum()
+"""
+
+
+def test_a_starred_unpacking_takes_the_leading_positions() -> None:
+    """``a, *_ = passthrough(x)``: ``a`` is the helper's first position, ``x`` itself, so
+    ``a += 1`` changes what ``x`` reads; from a clone it does not."""
+    source = STARRED.format(call="passthrough(x)")
+    line = source.splitlines().index("a += 1") + 1
+    assert codes(source) == [(line, "IPL002")]
+    assert codes(STARRED.format(call="passthrough(x.clone())")) == []
+    torch = pytest.importorskip("torch")
+    scope = run(source)
+    assert not torch.equal(scope["x"], scope["kept"])  # type: ignore[arg-type]

@@ -246,6 +246,15 @@ class Statements(AnalyzerBase):
             for element, held in zip(elements, slotted, strict=True):
                 self._assign(element, held, None)
             return
+        stars = [i for i, e in enumerate(target.elements) if isinstance(e, cst.StarredElement)]
+        leading = (
+            _leading_positions(values, len(elements)) if stars == [len(elements) - 1] else None
+        )
+        if leading is not None:  # ``boxes_t, *_ = convert(boxes)``: the first positions
+            for element, held in zip(elements, leading, strict=False):
+                self._assign(element, held, None)
+            self._assign(elements[-1], [new_value(Kind.CONTAINER)], None)
+            return
         indices = len(elements) == 2 and _returns_indices(source)
         for position, element in enumerate(elements):
             inner = element.value if isinstance(element, cst.StarredElement) else element
@@ -418,6 +427,25 @@ class Statements(AnalyzerBase):
         info = self.table.methods.get(method) if method else None
         if info is not None and write is not None:
             self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
+
+
+def _leading_positions(values: list[Value], targets: int) -> list[list[Value]] | None:
+    """``a, *rest = t`` (``targets`` names, the star last): the values at the positions
+    before the star, when
+    ``t`` is one tuple whose positions are known (a display, or a helper's result), read as
+    ``a, b = t`` reads them when the lengths agree."""
+    if len(values) != 1 or targets < 2:
+        return None
+    record = values[0]
+    if record.kind is not Kind.CONTAINER or not record.elements:
+        return None
+    count = targets - 1
+    if not record.slots:  # a display, or a helper's tuple of one value per position
+        ordered = record.elements
+        return [[v] for v in ordered[:count]] if len(ordered) >= count else None
+    size = max(record.slots.values(), default=-1) + 1
+    positions = slot_positions(record, size) if size >= count else None
+    return positions[:count] if positions is not None and all(positions[:count]) else None
 
 
 def _by_slot(values: list[Value], targets: list[cst.BaseExpression]) -> list[list[Value]] | None:
