@@ -143,6 +143,8 @@ PAIRS: list[tuple[str, str, str]] = [
     ("torch.nn.init", "torch.nn.init.normal_(w, 0, 1)\n", "torch.nn.init.normal_(w, 0, 1)\n"),
     ("dunder", "x.__iadd__(y)\n", "x.__iadd__(y)\n"),
     ("out-of-place code", "y = x.add(1)\nz = F.relu(y)\n", "y = x.add(1)\nz = F.relu(y)\n"),
+    # a shifted copy onto the same tensor copies the old values: from a clone
+    ("overlapping shift", "h[..., 1:] = h[..., :-1]\n", "h[..., 1:] = h[..., :-1].clone()\n"),
 ]
 
 
