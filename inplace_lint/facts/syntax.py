@@ -395,26 +395,31 @@ def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set
 
 
 def shifted_slices(target: cst.Subscript, source: cst.BaseExpression) -> bool:
-    """``x[..., 1:] = x[..., :-1]`` or ``x[:, :-k] = x[:, k:]``: the source is the same
-    tensor's slice shifted along one dimension, so the two overlap wherever that dimension
-    has more than twice the shift (every other index the same, no step)."""
+    """``x[..., 1:] = x[..., :-1]``: the source is the same tensor's slice shifted along one
+    dimension (every other index the same, no step), overlapping what is written.
+
+    Shifted towards higher indices, the copy reads elements it already overwrote (torch
+    smears them, or refuses contiguous slices); shifted towards lower ones (``x[:-1] =
+    x[1:]``) it reads ahead, which comes out right unless the slices are contiguous and torch
+    refuses the copy: reported only along the first index, where the slices are contiguous
+    whenever the trailing dimensions are taken whole."""
     if not isinstance(source, cst.Subscript) or not source.value.deep_equals(target.value):
         return False
     if len(source.slice) != len(target.slice):
         return False
     differing = [
-        (a.slice, b.slice)
-        for a, b in zip(target.slice, source.slice, strict=True)
+        (position, a.slice, b.slice)
+        for position, (a, b) in enumerate(zip(target.slice, source.slice, strict=True))
         if not a.slice.deep_equals(b.slice)
     ]
     if len(differing) != 1:
         return False
-    first, second = differing[0]
-    if not isinstance(first, cst.Slice) or not isinstance(second, cst.Slice):
+    position, written, read = differing[0]
+    if not isinstance(written, cst.Slice) or not isinstance(read, cst.Slice):
         return False
-    if first.step is not None or second.step is not None:
+    if written.step is not None or read.step is not None:
         return False
-    return _shift(first, second) or _shift(second, first)
+    return _shift(written, read) or (position == 0 and _shift(read, written))
 
 
 def _shift(head: cst.Slice, tail: cst.Slice) -> bool:
