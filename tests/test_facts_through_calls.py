@@ -496,3 +496,37 @@ def test_a_starred_unpacking_takes_the_leading_positions() -> None:
     torch = pytest.importorskip("torch")
     scope = run(source)
     assert not torch.equal(scope["x"], scope["kept"])  # type: ignore[arg-type]
+
+
+SHIFT = """
+import torch
+
+torch.manual_seed(0)
+x = torch.rand(4, 6)
+keep = x[:, 0] > 0.5
+{line}
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "reported"),
+    [
+        ("x[:, 1:] = x[:, :-1]", True),  # towards higher indices: smeared or refused
+        ("x[1:] = x[:-1]", True),
+        ("x[:-1] = x[1:]", True),  # towards lower indices along the first: contiguous
+        ("x[:, :-1] = x[:, 1:]", False),  # strided: reads ahead and comes out right
+        ("x[keep, 1:] = x[keep, :-1]", False),  # a mask gathers a copy
+        ("x[:, 1:] = x[:, :-1].clone()", False),
+    ],
+)
+def test_a_slice_copied_onto_a_shifted_slice_of_itself(line: str, reported: bool) -> None:
+    source = SHIFT.format(line=line)
+    expected = [(source.splitlines().index(line) + 1, "IPL002")] if reported else []
+    assert codes(source) == expected
+    torch = pytest.importorskip("torch")
+    clean = SHIFT.format(line=line.rstrip(")").replace(".clone(", "") + ".clone()")
+    try:
+        same = torch.equal(run(source)["x"], run(clean)["x"])  # type: ignore[arg-type]
+    except RuntimeError:  # torch refuses the overlapping copy
+        same = False
+    assert same is not reported

@@ -405,8 +405,8 @@ def shifted_slices(target: cst.Subscript, source: cst.BaseExpression) -> bool:
     whenever the trailing dimensions are taken whole."""
     if not isinstance(source, cst.Subscript) or not source.value.deep_equals(target.value):
         return False
-    if len(source.slice) != len(target.slice):
-        return False
+    if len(source.slice) != len(target.slice) or not all(map(_basic, target.slice)):
+        return False  # ``x[mask, 1:]`` gathers a copy: no view overlaps
     differing = [
         (position, a.slice, b.slice)
         for position, (a, b) in enumerate(zip(target.slice, source.slice, strict=True))
@@ -431,4 +431,18 @@ def _shift(head: cst.Slice, tail: cst.Slice) -> bool:
         isinstance(upper, cst.UnaryOperation)
         and isinstance(upper.operator, cst.Minus)
         and upper.expression.deep_equals(head.lower)
+    )
+
+
+def _basic(element: cst.SubscriptElement) -> bool:
+    """A slice, ``...``, ``None`` or an integer literal: indexing that makes a view (a name
+    may be a mask or an index tensor, which gathers a copy)."""
+    index = element.slice
+    if isinstance(index, cst.Slice):
+        return True
+    value = index.value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, cst.Ellipsis | cst.Integer) or (
+        isinstance(value, cst.Name) and value.value == "None"
     )
