@@ -92,7 +92,8 @@ def _no_caller_to_judge(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
             event.qualified
         )
         if checkpoint is None and (
-            _in_place_by_contract(event)
+            write.nested  # through two calls with no caller to judge: too far from evidence
+            or _in_place_by_contract(event)
             or not event.evidence
             or event.function in facts.called
             or (event.qualified, event.param) in facts.judged

@@ -295,6 +295,7 @@ class Calls(AnalyzerBase):
                         )
                     ),
                     stmt=mutation.stmt,
+                    nested=bool(mutation.through) and mutation.through != callee,
                 )
                 if (
                     leaves

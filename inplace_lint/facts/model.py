@@ -54,6 +54,9 @@ class Write:
     name: str | None = None  # the name (or dotted path) the write went through
     via_call: cst.CSTNode | None = None  # a same-file call whose callee performs this write
     callee: str = ""
+    #: the callee reaches the write through a further call (``forward`` -> ``merge`` ->
+    #: the write): a summary through calls
+    nested: bool = False
     param: str = ""
     path: tuple[tuple[int, int], ...] = ()  # (branch, arm) pairs the write sits in
     shape_only: bool = False  # ``squeeze_()`` and friends: new shape, same values

@@ -42,6 +42,7 @@ class Writes(AnalyzerBase):
         side_effect: bool = False,
         stmt: cst.CSTNode | None = None,
         values_kept: bool = False,
+        nested: bool = False,
     ) -> Write | None:
         """Record an in-place write to every group in ``values``. While a sandbox computes a
         helper's result only what the written tensors now depend on changes (``acc +=
@@ -73,6 +74,7 @@ class Writes(AnalyzerBase):
             path=tuple(self._path),
             shape_only=values_kept,
             in_state_update=scope.ctx.state_update,
+            nested=nested,
         )
         write.update = optimizer or (write.no_grad and any(v.leaf for v in tensors))
         written_name = self._written_name(target_node)
