@@ -32,7 +32,7 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from inplace_lint.facts.syntax import shifted_slices
+from inplace_lint.facts.syntax import overlapping_copy
 from inplace_lint.outofplace import (
     Form,
     binary_form,
@@ -458,7 +458,7 @@ class _TwinTransformer(cst.CSTTransformer):
             return None
         if isinstance(new, cst.AugAssign):
             return _rewrite_aug_assign(new)
-        if isinstance(new, cst.Assign) and _overlapping_copy(new):
+        if isinstance(new, cst.Assign) and overlapping_copy(new):
             # ``x[..., 1:] = x[..., :-1]``: the copy meant is of the old values
             return [new.with_changes(value=_cloned_source(new.value))]
         if isinstance(new, cst.Assign):
@@ -710,13 +710,6 @@ def _callable_module(func: cst.BaseExpression) -> bool:
         and isinstance(func.value, cst.Name)
         and func.value.value == "self"
     )
-
-
-def _overlapping_copy(node: cst.Assign) -> bool:
-    """A slice assigned from a shifted slice of the same tensor (``shifted_slices``)."""
-    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
-        return False
-    return shifted_slices(node.targets[0].target, node.value)
 
 
 def _cloned_source(node: cst.BaseExpression) -> cst.Call:

@@ -207,12 +207,14 @@ class Calls(AnalyzerBase):
         self.facts.called.add(callee)
         # by ``Class.method`` for a method: two classes' methods of one name are two functions
         grads = self.arg_grads.setdefault(grads_key, {})
+        keyed: list[tuple[int | str, list[Value]]] = []  # what is passed, by position or keyword
         position = 0
         for keyword, arg, values in args:
             key: int | str = keyword or position
             if not keyword and not arg.star:
                 position += 1
             if not arg.star:
+                keyed.append((key, values))
                 self._note_passed_module(callee, key, values)
                 self._note_passed_function(callee, key, arg.value)
                 passed = self.facts.passed_tensor.setdefault((callee, key), False)
@@ -224,7 +226,7 @@ class Calls(AnalyzerBase):
             tensors = [v for v in values if v.kind is Kind.TENSOR]
             if tensors:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
-        self._note_passed_optimizers(callee, args)
+        self._note_passed_optimizers(callee, keyed)
 
     def _apply_mutations(
         self,

@@ -12,6 +12,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.conditions import condition_key
+from inplace_lint.facts.function_saves import saved_tensor
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
@@ -41,7 +42,7 @@ def _saved_element(saved: Value, index: int | None) -> Value:
     elements = saved.elements
     if saved.literal_container and index is not None and -len(elements) <= index < len(elements):
         return elements[index]
-    return new_value(Kind.TENSOR, grad=0, sure=True, origin="saved")
+    return saved_tensor()
 
 
 class Expressions(AnalyzerBase):
@@ -495,13 +496,9 @@ class Expressions(AnalyzerBase):
                 self.scope.ctx.role == "fn_backward"
                 and attr in ("saved_tensors", "saved_variables")
             ):
-                known = (
-                    self._saved_in_backward(attr) if self.scope.ctx.role == "fn_backward" else None
-                )
-                saved = known or new_value(Kind.CONTAINER)
-                if known is None:
-                    saved.origin = "saved"
-                out.append(saved)
+                in_backward = self.scope.ctx.role == "fn_backward"
+                known = self._saved_in_backward(attr) if in_backward else None
+                out.append(known or new_value(Kind.CONTAINER, origin="saved"))
             else:
                 out.append(self._unknown(inputs=[value] if value.kind is Kind.TENSOR else ()))
         return out

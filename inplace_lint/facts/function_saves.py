@@ -54,8 +54,7 @@ class FunctionSaves(AnalyzerBase):
         if saved is None:
             return
         if any(arg.star for _, arg, _ in args):
-            saved.positions = []  # positions unknown: nothing is the Function's own
-            saved.known = False
+            saved.positions = []  # positions unknown: backward sees plain saved tensors
             return
         saved.positions = [list(values) for _, _, values in args]
 
@@ -108,17 +107,17 @@ class FunctionSaves(AnalyzerBase):
         if saved is None or not saved.known:
             return None
         if attr in ("saved_tensors", "saved_variables"):
-            container = new_value(Kind.CONTAINER, literal_container=True)
-            container.origin = "saved"
+            container = new_value(Kind.CONTAINER, literal_container=True, origin="saved")
             for position in range(len(saved.positions)):
                 owned = position in saved.owned_positions
-                container.elements.append(_saved_tensor(owned))
+                container.elements.append(saved_tensor(owned))
             return container
         held = saved.attributes.get(attr, [])
         if held and all(v.kind is Kind.TENSOR and v.sure for v in held):  # a tensor
-            return _saved_tensor(owned=attr in saved.owned_attributes)
+            return saved_tensor(owned=attr in saved.owned_attributes)
         return None
 
 
-def _saved_tensor(owned: bool) -> Value:
+def saved_tensor(owned: bool = False) -> Value:
+    """A tensor ``backward`` reads from ``ctx``: the Function's own, or shared."""
     return new_value(Kind.TENSOR, grad=0, sure=True, origin=OWNED if owned else "saved")

@@ -14,10 +14,14 @@ way.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import libcst as cst
 
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.state import AnalyzerBase
+
+_T = TypeVar("_T")
 
 
 class Passed(AnalyzerBase):
@@ -48,21 +52,14 @@ class Passed(AnalyzerBase):
         name = passed.value if isinstance(passed, cst.Name) else None
         if name is not None and (name not in self.functions or _shadowed(name, self.scope.env)):
             name = None
-        functions = self.arg_functions.setdefault(callee, {})
-        earlier = functions.get(key, name)
-        functions[key] = name if earlier == name else None
+        _agree(self.arg_functions.setdefault(callee, {}), key, name)
 
     def _note_passed_optimizers(
-        self, callee: str, args: list[tuple[str, cst.Arg, list[Value]]]
+        self, callee: str, keyed: list[tuple[int | str, list[Value]]]
     ) -> None:
         """``train_step(enc, disc, opt_enc, opt_disc)``: which modules passed beside each
-        optimizer it updates (by the parameters it was built from)."""
-        keyed: list[tuple[int | str, list[Value]]] = []
-        position = 0
-        for keyword, arg, values in args:
-            if not arg.star:
-                keyed.append((keyword or position, values))
-                position += 0 if keyword else 1
+        optimizer (``keyed``: what the call passes, by position or keyword) it updates (by
+        the parameters it was built from)."""
         table = self.arg_optimizers.setdefault(callee, {})
         for key, values in keyed:
             stepped = {e.group.id for v in values if v.kind is Kind.OPTIMIZER for e in v.elements}
@@ -71,9 +68,7 @@ class Passed(AnalyzerBase):
                 for k, vs in keyed
                 if any(v.kind is Kind.MODULE and v.group.id in stepped for v in vs)
             )
-            found = modules or None
-            earlier = table.get(key, found)
-            table[key] = found if earlier == found else None
+            _agree(table, key, modules or None)
 
     def _bind_passed_optimizers(self, names: list[str]) -> None:
         """A parameter every same-file call passes an optimizer for, built from the
@@ -122,6 +117,12 @@ class Passed(AnalyzerBase):
             return None
         specs = {spec.user_class for spec in found if spec is not None}
         return found[0] if len(specs) == 1 else None
+
+
+def _agree(table: dict[int | str, _T | None], key: int | str, found: _T | None) -> None:
+    """Note what one call passes at ``key``: it stays known while every call agrees."""
+    earlier = table.get(key, found)
+    table[key] = found if earlier == found else None
 
 
 def _module_identity(spec: ModuleSpec) -> str | int | None:

@@ -11,7 +11,7 @@ from inplace_lint.facts.binder import model_parts
 from inplace_lint.facts.classes import (
     literal_bool,
 )
-from inplace_lint.facts.conditions import condition_key, grad_off_arms, plain_arms
+from inplace_lint.facts.conditions import _negated, condition_key, grad_off_arms, plain_arms
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
@@ -69,8 +69,9 @@ class Statements(AnalyzerBase):
         """``self.flag`` (or ``not self.flag``) where ``flag`` is stored once, in
         ``__init__``, from a parameter every construction in the file gives the same literal
         bool (a default included): that bool; else None."""
-        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-        inner = test.expression if isinstance(test, cst.UnaryOperation) else test
+        inner = _negated(test)
+        negated = inner is not None
+        inner = inner if inner is not None else test
         cls = self.scope.ctx.cls
         if (
             cls is None
@@ -431,9 +432,8 @@ class Statements(AnalyzerBase):
 
 def _leading_positions(values: list[Value], targets: int) -> list[list[Value]] | None:
     """``a, *rest = t`` (``targets`` names, the star last): the values at the positions
-    before the star, when
-    ``t`` is one tuple whose positions are known (a display, or a helper's result), read as
-    ``a, b = t`` reads them when the lengths agree."""
+    before the star, when ``t`` is one tuple whose positions are known (a display, or a
+    helper's result), read as ``a, b = t`` reads them when the lengths agree."""
     if len(values) != 1 or targets < 2:
         return None
     record = values[0]

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
+from inplace_lint.facts.conditions import _negated
 from inplace_lint.facts.model import Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
-from inplace_lint.facts.syntax import _string_key, constant_element, int_index
+from inplace_lint.facts.syntax import _string_key, basic_index, constant_element, int_index
 from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
@@ -182,7 +183,7 @@ def _aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
             if node.func.attr.value not in table.view_methods:
                 return None
             node = node.func.value
-        elif isinstance(node, cst.Subscript) and _basic_index(node):
+        elif isinstance(node, cst.Subscript) and basic_index(node):
             node = node.value
         else:
             break
@@ -197,23 +198,6 @@ def _comprehension_alias(node: cst.ListComp | cst.GeneratorExp, table: OpTable) 
     if _aliased_param(node.elt, table) != loop.target.value:
         return None
     return _aliased_param(loop.iter, table)
-
-
-def _basic_index(node: cst.Subscript) -> bool:
-    """Indexing that returns a view: integer constants, slices, ``...`` and ``None`` only
-    (a name may hold an index tensor, which gathers a copy)."""
-    for element in node.slice:
-        index = element.slice
-        if isinstance(index, cst.Slice):
-            continue
-        value = index.value
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            value = value.expression
-        if not isinstance(value, cst.Integer | cst.Ellipsis) and not (
-            isinstance(value, cst.Name) and value.value == "None"
-        ):
-            return False
-    return True
 
 
 def _data_root(node: cst.BaseExpression) -> str | None:
@@ -307,11 +291,7 @@ class _MutationFinder(Walker):
         key: str | None = None,
     ) -> None:
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
-        if name is not None and name in self.alias_of:
-            name = self.alias_of[name]
-        elementwise = name in self.element_of
-        if name is not None and elementwise:
-            name = self.element_of[name]
+        name, elementwise = self._parameter_of(name)
         index_of = self.index_of
         # a list's element replaced by a new tensor first (``outputs[0] = outputs[0].clone()``)
         # is not the caller's any more; for a tensor argument it is a row written all the same
@@ -338,6 +318,16 @@ class _MutationFinder(Walker):
                 key=key,
             )
 
+    def _parameter_of(self, name: str | None) -> tuple[str | None, bool]:
+        """The parameter a written name stands for (through a local alias of it, or as the
+        loop variable over it), and whether it is an element of that parameter."""
+        if name is not None and name in self.alias_of:
+            name = self.alias_of[name]
+        elementwise = name in self.element_of
+        if name is not None and elementwise:
+            name = self.element_of[name]
+        return name, elementwise
+
     def _through_call(self, node: cst.Call) -> None:
         """``norm(batch["ego"])`` where same-file ``norm`` writes its argument in place:
         this function writes its parameter's entry at the callee's write."""
@@ -355,12 +345,7 @@ class _MutationFinder(Walker):
             if arg is None or mutation.guard is not None:
                 continue
             passed = arg.value
-            name = _root(passed, self.table)
-            if name is not None and name in self.alias_of:
-                name = self.alias_of[name]
-            elementwise = name in self.element_of
-            if name is not None and elementwise:
-                name = self.element_of[name]
+            name, elementwise = self._parameter_of(_root(passed, self.table))
             if name not in self.index_of or self.is_rebound(name):
                 continue
             if isinstance(passed, cst.Name):
@@ -411,8 +396,9 @@ class _MutationFinder(Walker):
     ) -> None:
         """``if inplace:`` (or ``if not inplace:``) on a parameter: the writes in each arm
         happen only when the call gives it that arm's value."""
-        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-        name = test.expression if isinstance(test, cst.UnaryOperation) else test
+        inner = _negated(test)
+        negated = inner is not None
+        name = inner if inner is not None else test
         if not isinstance(name, cst.Name) or name.value not in self.index_of:
             return
         _mark(body, (name.value, not negated), self.guarded)

@@ -405,7 +405,7 @@ def shifted_slices(target: cst.Subscript, source: cst.BaseExpression) -> bool:
     whenever the trailing dimensions are taken whole."""
     if not isinstance(source, cst.Subscript) or not source.value.deep_equals(target.value):
         return False
-    if len(source.slice) != len(target.slice) or not all(map(_basic, target.slice)):
+    if len(source.slice) != len(target.slice) or not basic_index(target):
         return False  # ``x[mask, 1:]`` gathers a copy: no view overlaps
     differing = [
         (position, a.slice, b.slice)
@@ -434,15 +434,27 @@ def _shift(head: cst.Slice, tail: cst.Slice) -> bool:
     )
 
 
-def _basic(element: cst.SubscriptElement) -> bool:
-    """A slice, ``...``, ``None`` or an integer literal: indexing that makes a view (a name
-    may be a mask or an index tensor, which gathers a copy)."""
-    index = element.slice
-    if isinstance(index, cst.Slice):
-        return True
-    value = index.value
-    if isinstance(value, cst.UnaryOperation):
-        value = value.expression
-    return isinstance(value, cst.Ellipsis | cst.Integer) or (
-        isinstance(value, cst.Name) and value.value == "None"
-    )
+def basic_index(node: cst.Subscript) -> bool:
+    """Indexing that returns a view: integer constants, slices, ``...`` and ``None`` only
+    (a name may hold an index tensor, which gathers a copy)."""
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            continue
+        value = index.value
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if not isinstance(value, cst.Integer | cst.Ellipsis) and not (
+            isinstance(value, cst.Name) and value.value == "None"
+        ):
+            return False
+    return True
+
+
+def overlapping_copy(node: cst.CSTNode) -> bool:
+    """``x[..., 1:] = x[..., :-1]``: one slice target assigned from a shifted slice of the
+    same tensor (``shifted_slices``)."""
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return False
+    target = node.targets[0].target
+    return isinstance(target, cst.Subscript) and shifted_slices(target, node.value)

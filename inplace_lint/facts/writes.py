@@ -183,10 +183,7 @@ class Writes(AnalyzerBase):
         for_base = not write.elsewhere and all(v.view for v in tensors)
         if not filling and not for_base:
             scope.stale.append(pending)
-        if scope.ctx.role.startswith("fn_"):
-            self._function_write(write, tensors)  # ``kernel.backward(grad_output, ...)``
-        else:
-            self._note_arg_write(write, tensors)  # our own caller's tensor changes too
+        self._note_given_write(write, tensors)  # our own caller's tensor changes too
 
     def _meant_to_share(self, pending: _Pending, tensors: list[Value]) -> bool:
         """The sharing policy: a write whose new value every alias is meant to see (so no
@@ -269,14 +266,20 @@ class Writes(AnalyzerBase):
             leaves = [v for v in tensors if v.leaf]
             if leaves:
                 self.facts.leaf_writes.append(ev.LeafWrite(write, write.target or "tensor"))
-        if ctx.role.startswith("fn_"):
-            self._function_write(write, tensors)
-        else:
-            self._note_arg_write(write, tensors)
+        self._note_given_write(write, tensors)
         if (write.hidden or write.via_detach) and not scope.no_grad and not ctx.no_grad:
             graph = [v for v in tensors if not v.leaf]
             if graph and any(self._group_in_graph(v) for v in graph):
                 scope.hidden.append(_Pending(groups, write, write.seq, None))
+
+    def _note_given_write(self, write: Write, tensors: list[Value]) -> None:
+        """A write to what this function was given: in a custom Function, its gradients,
+        saved tensors or inputs (also by a helper it calls: ``kernel.backward(grad_output)``);
+        elsewhere, its caller's arguments."""
+        if self.scope.ctx.role.startswith("fn_"):
+            self._function_write(write, tensors)
+        else:
+            self._note_arg_write(write, tensors)
 
     def _function_write(self, write: Write, tensors: list[Value]) -> None:
         """In a custom Function: a write to ``grad_output`` or a saved tensor in backward, to

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from inplace_lint.checks import all_rules
-from inplace_lint.facts.syntax import shifted_slices
+from inplace_lint.facts.syntax import overlapping_copy
 from inplace_lint.finding import Edit, Finding, Fix, Position
 from inplace_lint.fix.bypass import BypassRewrites
 from inplace_lint.fix.clones import CloneRewrites
@@ -134,10 +134,7 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if isinstance(node, cst.Subscript):  # the finding points at the written slice
             node = self.parent.get(node)
             node = self.parent.get(node) if isinstance(node, cst.AssignTarget) else node
-        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
-            return None
-        target = node.targets[0].target
-        if not isinstance(target, cst.Subscript) or not shifted_slices(target, node.value):
+        if not isinstance(node, cst.Assign) or not overlapping_copy(node):
             return None
         end = self.end(node.value)
         return "Copy from a clone of the overlapping source", [Edit(end, end, ".clone()")], True
