@@ -8,8 +8,11 @@
 #    differs (device_diff.json, the block the shipped table carries) and the recurrent probe;
 # 2. the nondeterministic-kernel probe, 20 runs of `confirm` on CUDA (must confirm nothing);
 # 3. confirm on each named round, every run on CUDA, then on the same machine's CPU;
-# 4. confirm on tests/cases, every run on CUDA.
-# Knobs: CHECK_BUDGET (seconds for step 1, 170), BUDGET (the whole script, 470), JOBS (14).
+# 4. confirm on tests/cases, every run on CUDA;
+# 5. with OUTCOMES="FOLDER...", bench/device_outcomes.py: those case files run plainly on CPU and
+#    on CUDA, and the files whose outcome differs (outcomes.log, outcomes.json).
+# Knobs: CHECK_BUDGET (seconds for step 1, 170), BUDGET (the whole script, 470), JOBS (14),
+# CHECK=0 skips steps 1-2, CPU=0 skips the CPU runs of step 3, OUTCOMES_BUDGET (120).
 # DEVICE=cpu runs steps 3-4 on the CPU only (how it is tried where there is no GPU).
 set -u -o pipefail
 
@@ -52,7 +55,9 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 torch.cuda.is_available(), libcst.__file__)'
 } 2>&1 | tee -a "$OUT/session.log"
 
-if [ "$DEVICE" != cpu ]; then
+CHECK=${CHECK:-1}
+CPU=${CPU:-1}
+if [ "$DEVICE" != cpu ] && [ "$CHECK" = 1 ]; then
     within $((CHECK_BUDGET + 20)) check.log env OUT="$OUT/check" BUDGET="$CHECK_BUDGET" \
         PYTHON="$PY" bash bench/gpu_check.sh
     within 60 probe_cuda.log "$PY" bench/confirm_probe.py --device cuda --runs 20
@@ -61,8 +66,13 @@ for round in "$@"; do
     name=$(basename "$round")
     [ "$DEVICE" != cpu ] && within 70 "${name}_cuda.log" "$PY" bench/confirm_device.py \
         --device cuda "$round" --jobs "$JOBS" --timeout 40
-    within 60 "${name}_cpu.log" "$PY" tools/confirm_score.py "$round" --jobs "$JOBS" --timeout 40
+    [ "$CPU" = 1 ] && within 60 "${name}_cpu.log" "$PY" tools/confirm_score.py "$round" --jobs "$JOBS" --timeout 40
 done
 [ "$DEVICE" != cpu ] && within 90 cases_cuda.log "$PY" bench/confirm_device.py --device cuda \
     tests/cases --jobs "$JOBS" --timeout 40
+if [ -n "${OUTCOMES:-}" ] && [ "$DEVICE" != cpu ]; then
+    # shellcheck disable=SC2086
+    within $((${OUTCOMES_BUDGET:-120} + 30)) outcomes.log "$PY" bench/device_outcomes.py \
+        $OUTCOMES --jobs "$JOBS" --budget "${OUTCOMES_BUDGET:-120}" --out "$OUT/outcomes.json"
+fi
 printf '\n== done in %ss (budget %ss)\n' "$SECONDS" "$BUDGET" | tee -a "$OUT/session.log"
