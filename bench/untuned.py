@@ -124,6 +124,15 @@ also picked, could not be fetched (its ``setup.py`` needs torch to build the met
     .venv/bin/python bench/untuned.py --projects bench/untuned_projects_11.json \
         --dest bench/.untuned/run11 --saved --verdicts bench/untuned_verdicts_11.json \
         --projects-table --per-code --project-mean --list --markdown
+
+Run 12 used the same options with its own files (``bench/untuned_projects_12.json``,
+``bench/.untuned/run12``, ``--linter /work/base37``, ``bench/untuned_verdicts_12.json``)::
+
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_12.json \
+        --dest bench/.untuned/run12 --linter /work/base37
+    .venv/bin/python bench/untuned.py --projects bench/untuned_projects_12.json \
+        --dest bench/.untuned/run12 --saved --verdicts bench/untuned_verdicts_12.json \
+        --projects-table --per-code --project-mean --list --markdown
 """
 
 from __future__ import annotations
