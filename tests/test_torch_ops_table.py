@@ -25,6 +25,8 @@ LIST_SECTIONS = (
     "view_functions",
     "factory_functions",
     "uninitialized",
+    "overwrites",
+    "tensor_attributes",
 )
 TOP_LEVEL_KEYS = {"torch_version", "functions", "methods", "modules", *LIST_SECTIONS}
 

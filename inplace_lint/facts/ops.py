@@ -95,6 +95,10 @@ class OpTable:
     factory_functions: frozenset[str]
     #: factories and methods torch documents as returning uninitialized data
     uninitialized: frozenset[str] = frozenset()
+    #: in-place methods whose result does not depend on ``self``'s old values (``copy_``)
+    overwrites: frozenset[str] = frozenset()
+    #: every public attribute of ``torch.Tensor``
+    tensor_attributes: frozenset[str] = frozenset()
 
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
@@ -180,6 +184,8 @@ def load_table() -> OpTable:
         view_functions=frozenset(raw.get("view_functions", ())),
         factory_functions=frozenset(raw.get("factory_functions", ())),
         uninitialized=frozenset(raw.get("uninitialized", ())),
+        overwrites=frozenset(raw.get("overwrites", ())),
+        tensor_attributes=frozenset(raw.get("tensor_attributes", ())),
     )
 
 

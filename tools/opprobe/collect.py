@@ -346,6 +346,90 @@ def returns_uninitialized(name: str) -> bool:
     return "uninitialized" in (getattr(obj, "__doc__", None) or "")
 
 
+def overwrites(name: str) -> bool:
+    """Whether the in-place ``Tensor.<name>`` leaves ``self`` with values that do not depend
+    on its old ones (``copy_``, ``fill_``, ``zero_``, ``normal_``): writing with it reads
+    nothing of the old value. Probed: from the same seed, the call on ``self`` and on other
+    values of ``self`` (shifted, all zeros, a copy of another tensor argument) must leave
+    ``self`` equal every time, for every recipe that runs (at least one must)."""
+    fn = getattr(torch.Tensor, name)
+    ran = False
+    for recipe in filter(_tensor_first, recipes_for(name)):
+        results = []
+        for variant in _SELF_VARIANTS:
+            reseed()
+            args = build(recipe[0], False)
+            kwargs = build(recipe[1], False)
+            self_ = args[0]
+            if variant is not None and not variant(self_, [*args[1:], *kwargs.values()]):
+                continue
+            reseed()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fn(*args, **kwargs)
+            except Exception:
+                break
+            results.append(self_.detach().clone())
+        if len(results) < 2:
+            continue
+        ran = True
+        first = results[0]
+        if not all(_same(first, other) for other in results[1:]):
+            return False
+    return ran
+
+
+def _shifted(tensor: torch.Tensor, _others: list[Any]) -> bool:
+    with torch.no_grad():
+        if tensor.dtype == torch.bool:
+            tensor.logical_not_()
+        else:
+            tensor.mul_(2).add_(1)
+    return True
+
+
+def _zeros(tensor: torch.Tensor, _others: list[Any]) -> bool:
+    with torch.no_grad():
+        tensor.zero_()
+    return True
+
+
+def _like_other(tensor: torch.Tensor, others: list[Any]) -> bool:
+    """``self`` takes the values of another tensor argument (``eq_`` then answers True)."""
+    for other in others:
+        if isinstance(other, torch.Tensor) and other.dtype == tensor.dtype:
+            try:
+                with torch.no_grad():
+                    tensor.copy_(other.expand_as(tensor))
+            except RuntimeError:
+                continue
+            return True
+    return False
+
+
+_SELF_VARIANTS: tuple[Callable[[torch.Tensor, list[Any]], bool] | None, ...] = (
+    None,
+    _shifted,
+    _zeros,
+    _like_other,
+)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)))
+    return bool(torch.equal(a, b))
+
+
+def tensor_attributes() -> list[str]:
+    """Every public attribute a ``torch.Tensor`` has (methods, properties, ``data``, ``grad``):
+    an object read or set through any other name is not a plain tensor."""
+    return sorted(name for name in dir(torch.Tensor) if not name.startswith("_"))
+
+
 def is_factory(name: str) -> bool:
     """Whether ``torch.<name>`` builds a new tensor with no autograd history.
 

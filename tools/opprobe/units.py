@@ -116,6 +116,8 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
         "uninitialized": sorted(
             name for name in (*factories, *methods) if collect.returns_uninitialized(name)
         ),
+        "overwrites": sorted(name for name in inplace_methods if collect.overwrites(name)),
+        "tensor_attributes": collect.tensor_attributes(),
     }
     if grouped["modargs"]:
         args = {name: entry for name, entry in grouped["modargs"] if entry is not None}
