@@ -147,6 +147,9 @@ class Calls(AnalyzerBase):
         out: list[tuple[str, cst.Arg, list[Value]]] = []
         for arg in node.args:
             keyword = arg.keyword.value if arg.keyword is not None else ""
+            if keyword == "out":  # ``f(..., out=buf)`` writes buf whole, reading nothing of it
+                targets = arg.value.elements if isinstance(arg.value, cst.Tuple) else [arg]
+                self._overwriting_reads.update(id(t.value) for t in targets)
             values = self._eval(arg.value)
             if arg.star:
                 values = self._flatten(values)
@@ -460,11 +463,16 @@ class Calls(AnalyzerBase):
 
     def _note_reader(self, method: str, receiver: cst.BaseExpression) -> None:
         """Remember reads that pass no gradient at minus infinity (``softmax``) or that
-        autograd does not record (``detach``), for the hidden-write check."""
+        autograd does not record (``detach``), for the hidden-write check, and receivers
+        that a call overwrites whole without reading them, for the stale-read check."""
         if method in VANISHING_METHODS:
             self._vanishing_reads.add(id(receiver))
         elif method == "detach":
             self._untracked_reads.add(id(receiver))
+        elif method in self.table.overwrites:  # ``x.copy_(y)`` writes x without reading it
+            self._overwriting_reads.add(id(receiver))
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+                self._overwriting_reads.add(id(receiver.value))  # ``p.data.copy_(q)``
 
     def _parameters_of(self, receiver: list[Value], method: str) -> Value:
         """``m.parameters()``: only a module has parameters, so a value that might have been

@@ -356,7 +356,8 @@ class Expressions(AnalyzerBase):
             for e in v.elements
         ]
         matched: list[_Pending] = []
-        for pending in scope.stale:
+        overwriting = id(node) in self._overwriting_reads
+        for pending in () if overwriting else scope.stale:
             if pending.done or now <= pending.seq or binding >= pending.seq:
                 continue
             stored = {g for g, when in held if when < pending.seq}

@@ -228,6 +228,10 @@ class AnalyzerBase:
         self._function_views: dict[str, bool] = {}  # Function class -> forward gives a view
         #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
         self._untracked_reads: set[int] = set()
+        #: ids of expressions a call overwrites whole (``x.copy_(y)``, ``out=x``): no read
+        self._overwriting_reads: set[int] = set()
+        #: groups of parameters called like functions, taken for models (``guessed``)
+        self._guessed_groups: set[int] = set()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
         self._derived_tables()
         self._collect_attributes()
