@@ -116,11 +116,13 @@ class Calls(AnalyzerBase):
                 result = self._unknown(inputs=[v for _, _, vs in args for v in vs], sure=True)
                 result.grad = 0 if self.scope.no_grad else 2
                 return [result]
-            if values is not None and any(v.kind is Kind.TENSOR and not v.sure for v in values):
+            guess = bool(node.args) and values is not None  # a thunk (``closure()``): no model
+            if guess and any(v.kind is Kind.TENSOR and not v.sure for v in values):
                 for value in values:  # called like a function: a model, not a tensor
                     if value.kind is Kind.TENSOR and not value.sure:
                         value.kind = Kind.MODULE
-                        value.module = ModuleSpec(qualname=None, node=None)
+                        value.module = ModuleSpec(qualname=None, node=None, guessed=True)
+                        self._guessed_groups.add(value.group.id)
                 return self._call_modules(values, self._args(node), node, name)
             if name in self.functions and _shadowed(name, self.scope.env):
                 # ``dff = DeepFeatureFactorization(); dff(x)``: not the file's ``def dff``

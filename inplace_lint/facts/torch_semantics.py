@@ -335,12 +335,15 @@ class TorchSemantics(AnalyzerBase):
                 sure = all(
                     v.kind is Kind.TENSOR and v.sure and v.origin != "arg" for v in out_values
                 )
-                if sure and not self.scope.no_grad and self._grad_of(given) == 2:
+                evident = [v for v in given if not self._grad_guessed(v)]
+                if sure and not self.scope.no_grad and self._grad_of(evident) == 2:
                     # torch refuses it at once: 'functions with out=... arguments don't
                     # support automatic differentiation, but one of the arguments requires
                     # grad' (an ``out=`` leaf that requires grad is IPL003's); not for an
                     # ``out`` the caller gives (``out=None`` by default, given on a path whose
-                    # inputs the caller correlates with it: the grad is not known there)
+                    # inputs the caller correlates with it: the grad is not known there), nor
+                    # for inputs computed by a parameter taken for a model (a solver's
+                    # ``matmul_closure(v)``), whose grad is a guess where torch fails loudly
                     self.facts.multi_view_writes.append(ev.MultiViewWrite(write, ev.OUT_GRAD))
             return out_values
         if info is not None and info.view and first:
@@ -368,6 +371,12 @@ class TorchSemantics(AnalyzerBase):
                 patched, self._bind_args(info, None, args), [result], node, short_name(qualified)
             )
         return [result]
+
+    def _grad_guessed(self, value: Value) -> bool:
+        """``value`` was computed through a parameter called like a function, taken for a
+        model with parameters (``matmul_closure(v)``): its grad rests on that guess."""
+        guessed = self._guessed_groups
+        return any(r.role == "parameters" and r.group.id in guessed for r in value.hist)
 
     def _torch_inplace(
         self,
