@@ -287,6 +287,8 @@ class Writes(AnalyzerBase):
         ctx = self.scope.ctx
         if ctx.role == "fn_backward":
             for value in tensors:
+                if write.shape_only and value.view:
+                    continue  # ``g = g.unsqueeze(-1); g.unsqueeze_(-1)``: only the view's shape
                 if value.origin in ("grad_output", "saved", OWNED):
                     role = _FUNCTION_ROLES[value.origin]
                     self.facts.function_writes.append(
