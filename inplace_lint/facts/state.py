@@ -55,7 +55,7 @@ from inplace_lint.facts.ops import (
 from inplace_lint.facts.summaries import (
     Mutation,
 )
-from inplace_lint.facts.syntax import _tensor_names, bound_names
+from inplace_lint.facts.syntax import _tensor_names, bound_names, foreign_names
 from inplace_lint.facts.walk import (
     is_expression,
     own_nodes,
@@ -90,6 +90,8 @@ class Context:
     state_update: bool = False  # an optimizer step, EMA or buffer update by its name
     exempt_args: str = ""
     mark_dirty: frozenset[str] = frozenset()
+    #: parameters it replaces by a copy of themselves on one arm (``conditionally_copied``)
+    copied: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -286,6 +288,7 @@ class AnalyzerBase:
     def _start_function_facts(self) -> None:
         #: id of a function -> the names its body uses as tensors (``_evident_arg``)
         self._tensor_names_of: dict[int, set[str]] = {}
+        self._foreign_names_of: dict[int, set[str]] = {}  # the same for ``foreign_names``
         #: autograd.Function class -> what its forward saved (``function_saves``)
         self.function_saves: dict[str, SavedByForward] = {}
         #: function name -> argument position or keyword -> the same-file function every call
@@ -419,6 +422,18 @@ class AnalyzerBase:
         if names is None:
             names = self._tensor_names_of[id(func)] = _tensor_names(func, self.imports, self.table)
         return value.arg_name in names
+
+    def _foreign(self, node: cst.BaseExpression) -> bool:
+        """``node`` is a name the scope's code uses with attributes no tensor has
+        (``dataset.data = d`` beside ``dataset.targets``), and holds no sure tensor."""
+        if not isinstance(node, cst.Name):
+            return False
+        root = self.scope.ctx.node or self.module
+        names = self._foreign_names_of.get(id(root))
+        if names is None:
+            names = self._foreign_names_of[id(root)] = foreign_names(root, self.table)
+        values = self.scope.env.get(node.value, [])
+        return node.value in names and not any(v.sure_tensor for v in values)
 
     def _grad_of(self, inputs: Iterable[Value], default: int = 0) -> int:
         if self.scope.no_grad:

@@ -281,7 +281,7 @@ class Statements(AnalyzerBase):
         changes the tensor's grad."""
         if self.scope.ctx.role == "fn_forward" and _first_param(self.scope.ctx.node, target):
             self._note_ctx_attribute(target, values)  # ``ctx.softmax = exp_logits``
-        if target.attr.value == "data":
+        if target.attr.value == "data" and not self._foreign(target.value):
             base = self._eval(target.value)
             self._write(
                 base, target, "assignment to `.data`", hidden=True, target_node=target.value

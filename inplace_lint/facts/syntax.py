@@ -351,6 +351,58 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
     return names
 
 
+def foreign_names(root: cst.CSTNode, table: OpTable) -> set[str]:
+    """Names the code reads or sets an attribute of that no ``torch.Tensor`` has
+    (``dataset.targets``): whatever they hold, it is not a plain tensor. Private names
+    (``p._sharded``) are left out: code tags tensors with those."""
+    names: set[str] = set()
+    known = table.tensor_attributes
+
+    class _Visitor(Walker):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            attr = node.attr.value
+            if isinstance(node.value, cst.Name) and not attr.startswith("_") and attr not in known:
+                names.add(node.value.value)
+
+    if known:
+        _Visitor().run(root)
+    return names
+
+
+def conditionally_copied(func: cst.FunctionDef, imports: ImportTable) -> frozenset[str]:
+    """Parameters the function replaces by a copy of themselves on one arm of a branch
+    (``if not self.inplace: batch = batch.clone()``): it handles the aliasing itself, so
+    writing the caller's tensor on the other arm is the caller's choice."""
+    params = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
+    found: set[str] = set()
+
+    def copy_of(value: cst.BaseExpression) -> str | None:
+        if not isinstance(value, cst.Call):
+            return None
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "clone":
+            root = value.func.value
+            while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+                root = root.func.value  # ``x.detach().clone()``
+            return root.value if isinstance(root, cst.Name) else None
+        qualified = imports.qualify(value.func) or ""
+        first = value.args[0].value if value.args else None
+        copying = qualified in ("torch.clone", "copy.copy", "copy.deepcopy")
+        return first.value if copying and isinstance(first, cst.Name) else None
+
+    class _Visitor(Walker):
+        def visit_If(self, node: cst.If) -> None:
+            for arm in (node.body, node.orelse):
+                for inner in walk(arm, skip=nested_scope) if arm is not None else ():
+                    if isinstance(inner, cst.Assign) and len(inner.targets) == 1:
+                        target = inner.targets[0].target
+                        name = target.value if isinstance(target, cst.Name) else None
+                        if name in params and copy_of(inner.value) == name:
+                            found.add(name)
+
+    _Visitor().run(func.body)
+    return frozenset(found)
+
+
 def binding_target(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The target through which ``node`` binds names (``x = ``, ``x += ``, ``x: T``,
     ``for x in``, a comprehension's ``for x in``, ``as x``, ``x :=``), or None."""

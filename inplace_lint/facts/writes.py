@@ -321,7 +321,7 @@ class Writes(AnalyzerBase):
                         ctx.name,
                         value.arg_name,
                         self._param_index(value.arg_name),
-                        ctx.exempt_args,
+                        ctx.exempt_args or _copies_itself(ctx.copied, value.arg_name),
                         evidence=value.sure or self._tensor_evidence(value.arg_name),
                         qualified=f"{ctx.cls.name}.{ctx.name}" if ctx.cls else ctx.name,
                         role=ctx.role,
@@ -397,3 +397,8 @@ def _depend(tensors: list[Value], extra: list[Value] | None) -> None:
     for value in tensors:
         for other in extra or ():
             value.hist |= other.hist
+
+
+def _copies_itself(copied: frozenset[str], param: str) -> str:
+    """The contract of a function that copies ``param`` itself on some path."""
+    return f"it copies `{param}` itself where it must not write it" if param in copied else ""
