@@ -99,9 +99,13 @@ def test_out_in_a_solver_whose_grad_is_only_a_guess() -> None:
     solver runs it without grad; one that does not is missed (the price of the rule)."""
     assert codes(SOLVER.format(call=IN_NO_GRAD)) == []
     assert codes(SOLVER.format(call=WITH_GRAD)) == []
-    evident = SOLVER.replace("        mvms = matmul_closure(direction)\n", "").replace(
-        "direction, mvms, out=product", "direction, rhs.detach().requires_grad_(), out=product"
-    ).replace("alpha, mvms,", "alpha, direction,")
+    evident = (
+        SOLVER.replace("        mvms = matmul_closure(direction)\n", "")
+        .replace(
+            "direction, mvms, out=product", "direction, rhs.detach().requires_grad_(), out=product"
+        )
+        .replace("alpha, mvms,", "alpha, direction,")
+    )
     assert codes(evident.format(call=IN_NO_GRAD.split(":\n    ")[1])) == [(10, "IPL001")]
 
 

@@ -5,12 +5,12 @@ modules, containers and optimizers. Tensor methods and torch functions go to tor
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts import ledger
+from inplace_lint.facts.forward_returns import returned_tuple_size, returns_record
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
@@ -45,11 +45,6 @@ from inplace_lint.facts.syntax import (
     short_name,
 )
 from inplace_lint.facts.vanishing import VANISHING_FUNCTIONS, VANISHING_METHODS
-from inplace_lint.facts.walk import (
-    nested_scope,
-    own_nodes,
-    walk,
-)
 
 #: How an in-place module's finding, reported at the call, names the module's construction
 #: (a related location; ``tools/heldout.py score --construction`` matches markers there).
@@ -116,14 +111,9 @@ class Calls(AnalyzerBase):
                 result = self._unknown(inputs=[v for _, _, vs in args for v in vs], sure=True)
                 result.grad = 0 if self.scope.no_grad else 2
                 return [result]
-            guess = bool(node.args) and values is not None  # a thunk (``closure()``): no model
-            if guess and any(v.kind is Kind.TENSOR and not v.sure for v in values):
-                for value in values:  # called like a function: a model, not a tensor
-                    if value.kind is Kind.TENSOR and not value.sure:
-                        value.kind = Kind.MODULE
-                        value.module = ModuleSpec(qualname=None, node=None, guessed=True)
-                        self._guessed_groups.add(value.group.id)
-                return self._call_modules(values, self._args(node), node, name)
+            modelled = self._guessed_model(values, node, name)
+            if modelled is not None:
+                return modelled
             if name in self.functions and _shadowed(name, self.scope.env):
                 # ``dff = DeepFeatureFactorization(); dff(x)``: not the file's ``def dff``
                 args = self._args(node)
@@ -144,6 +134,23 @@ class Calls(AnalyzerBase):
         if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
             return self._call_modules(called, args, node, self._text(func))
         return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
+    def _guessed_model(
+        self, values: list[Value] | None, node: cst.Call, name: str
+    ) -> list[Value] | None:
+        """A value that may be a tensor, called with arguments like a function: a model, not
+        a tensor (``guessed``: its parameters' grad is a guess); a thunk (``closure()``) is
+        none. None where the call is not such."""
+        if not node.args or values is None:
+            return None
+        if not any(v.kind is Kind.TENSOR and not v.sure for v in values):
+            return None
+        for value in values:
+            if value.kind is Kind.TENSOR and not value.sure:
+                value.kind = Kind.MODULE
+                value.module = ModuleSpec(qualname=None, node=None, guessed=True)
+                self._guessed_groups.add(value.group.id)
+        return self._call_modules(values, self._args(node), node, name)
 
     def _args(self, node: cst.Call) -> list[tuple[str, cst.Arg, list[Value]]]:
         out: list[tuple[str, cst.Arg, list[Value]]] = []
@@ -510,7 +517,7 @@ class Calls(AnalyzerBase):
                     (key, m.param) for m in mutations if names_argument(args, m)
                 )
                 self._record_call(key, node, args)
-            if spec.user_class is not None and self._returns_record(spec.user_class):
+            if spec.user_class is not None and returns_record(self._forward_of(spec.user_class)):
                 # a tuple or ModelOutput: reading one field is not reading the others
                 produced = self._apply_module(spec, module, first, inputs, node, callee)
                 results.append(self._forward_record(spec.user_class, module, produced, args))
@@ -564,7 +571,7 @@ class Calls(AnalyzerBase):
         if known is None and shape is not None and len(shape) > 1:
             size = len(shape)
         elif known is None and shape is None:  # forward not analysed yet: its text says
-            size = self._returned_tuple_size(class_name) or size
+            size = returned_tuple_size(self._forward_of(class_name)) or size
         precise = self._forward_saves(class_name, owner, size)
         grad = self._grad_of(produced, default=1)  # a module with parameters: each needs grad
         for position in range(size):
@@ -579,38 +586,9 @@ class Calls(AnalyzerBase):
             record.elements.append(element)
         return record
 
-    def _returned_tuple_size(self, class_name: str) -> int | None:
-        """How many elements the same-file module's forward returns, where every ``return``
-        in it is a tuple display of one length (``return pi, q, q_pi``)."""
+    def _forward_of(self, class_name: str) -> cst.FunctionDef | None:
         cls = self.classes.get(class_name)
-        forward = cls.methods.get("forward") if cls is not None else None
-        if forward is None:
-            return None
-        returns = [n for n in own_nodes(forward) if isinstance(n, cst.Return)]
-        values = [r.value for r in returns if r.value is not None]
-        if not values or not all(isinstance(v, cst.Tuple) for v in values):
-            return None
-        tuples = [v for v in values if isinstance(v, cst.Tuple)]
-        sizes = {len(t.elements) for t in tuples}
-        starred = any(isinstance(e, cst.StarredElement) for t in tuples for e in t.elements)
-        return sizes.pop() if len(sizes) == 1 and not starred else None
-
-    def _returns_record(self, class_name: str) -> bool:
-        """The same-file module's forward returns a tuple, dict or ``...Output(...)``."""
-        cls = self.classes.get(class_name)
-        forward = cls.methods.get("forward") if cls is not None else None
-        if forward is None:
-            return False
-        for node in walk(forward.body, skip=nested_scope):
-            if not isinstance(node, cst.Return) or node.value is None:
-                continue
-            value = node.value
-            if isinstance(value, cst.Tuple | cst.Dict):
-                return True
-            name = dotted_name(value.func) if isinstance(value, cst.Call) else None
-            if name is not None and re.fullmatch(r"(.*\.)?([A-Z]\w*Output\w*|tuple|dict)", name):
-                return True
-        return False
+        return cls.methods.get("forward") if cls is not None else None
 
     def _chain_save(self, element: ModuleSpec, current: list[Value], node: cst.Call) -> None:
         """The save an in-place member of a ``Sequential`` makes of the value it writes."""

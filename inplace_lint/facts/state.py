@@ -223,17 +223,8 @@ class AnalyzerBase:
         self._loops: list[_LoopFrame] = []
         #: per arm being analysed: what it appended to containers (container, element)
         self._arm_appends: list[list[tuple[Value, Value]]] = []
-        #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
-        self._subscript_of: dict[int, cst.Subscript] = {}
-        #: ids of expressions read by softmax, exp or sigmoid (``vanishing``)
-        self._vanishing_reads: set[int] = set()
         self._function_views: dict[str, bool] = {}  # Function class -> forward gives a view
-        #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
-        self._untracked_reads: set[int] = set()
-        #: ids of expressions a call overwrites whole (``x.copy_(y)``, ``out=x``): no read
-        self._overwriting_reads: set[int] = set()
-        #: groups of parameters called like functions, taken for models (``guessed``)
-        self._guessed_groups: set[int] = set()
+        self._start_read_marks()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
         self._derived_tables()
         self._collect_attributes()
@@ -284,6 +275,19 @@ class AnalyzerBase:
         self._inlinable_: dict[int, int | None] = {}
         #: statements the sandboxes may still interpret (``inline.BUDGET`` at the start)
         self._inline_budget = 0
+
+    def _start_read_marks(self) -> None:
+        """What the analysis learns of single expressions as it meets them."""
+        #: id of a name node -> the subscript it is the base of (``x`` in ``x[i]``)
+        self._subscript_of: dict[int, cst.Subscript] = {}
+        #: ids of expressions read by softmax, exp or sigmoid (``vanishing``)
+        self._vanishing_reads: set[int] = set()
+        #: ids of expressions read only through ``.data`` or ``.detach()``: no graph use
+        self._untracked_reads: set[int] = set()
+        #: ids of expressions a call overwrites whole (``x.copy_(y)``, ``out=x``): no read
+        self._overwriting_reads: set[int] = set()
+        #: groups of parameters called like functions, taken for models (``guessed``)
+        self._guessed_groups: set[int] = set()
 
     def _start_function_facts(self) -> None:
         #: id of a function -> the names its body uses as tensors (``_evident_arg``)
