@@ -190,6 +190,39 @@ def test_runs_use_deterministic_kernels_and_put_the_setting_back() -> None:
     assert not torch.are_deterministic_algorithms_enabled()
 
 
+PAD_AS_ON_CUDA = """
+import torch
+import torch.nn.functional as F
+
+
+def pad(x):
+    # as torch's F.pad(mode="replicate") does on CUDA: with deterministic algorithms on, a
+    # decomposition by indexing, whose backward needs no values of x
+    if torch.are_deterministic_algorithms_enabled():
+        return x[..., torch.tensor([0, 0, 1, 2, 3, 3])]
+    return F.pad(x, (1, 1), mode="replicate")
+
+
+x = torch.rand(1, 1, 4, requires_grad=True)
+border = x * 1
+padded = pad(border)
+border.mul_(2)
+padded.sum().backward()
+"""
+
+
+def test_whether_a_program_raises_is_judged_as_the_user_runs_it(tmp_path: Path) -> None:
+    """kornia's distance transform on CUDA (round 16): under deterministic algorithms
+    ``F.pad`` saves nothing, so the write that makes the program fail went unseen and
+    ``confirm`` said the twin matched. Pass A runs with the user's setting."""
+    script = _write(tmp_path, "pad.py", PAD_AS_ON_CUDA)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(script.read_text(), str(script), "exec"), {})
+    report = check(subject_for(str(script)))
+    assert [(c.site.line, c.how) for c in report.confirmed] == [(16, "pass A")]
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
 # --------------------------------------------------------------------------- 4. arguments
 
 

@@ -27,7 +27,14 @@ from inplace_lint.dynamic.report import (
     Status,
     confirm_hit,
 )
-from inplace_lint.dynamic.runner import BadInput, Outcome, Subject, _describe, run
+from inplace_lint.dynamic.runner import (
+    BadInput,
+    Outcome,
+    Subject,
+    _describe,
+    as_the_user_runs,
+    run,
+)
 from inplace_lint.dynamic.sites import Site, traceback_sites
 from inplace_lint.dynamic.static import enabled_codes, lint_reached, reached_files
 from inplace_lint.finding import Finding
@@ -94,7 +101,8 @@ def _check(
     started = time.perf_counter()
     report = Report(subject.label)
     phase("running it with pass A")
-    base = run(subject, detect=True, cover=True)
+    with as_the_user_runs():
+        base = run(subject, detect=True, cover=True)
     files = reached_files(base.lines, subject.path)
     report.files = files
     phase(f"linting {len(files)} file(s) it ran")
@@ -127,11 +135,12 @@ def _check(
         evidence = f"the run raises {message}"
         if inplace and where and confirm(where[0], "", evidence, "raises", "autograd error"):
             explained = True
-        fixed = _twins(subject, index, candidates, base, confirmed, report, shared)
-        explained = explained or fixed
-        if not explained:
-            found = _discover(subject, index, base, shared, (confirmed, extra), codes)
-            explained = bool(found)
+        with as_the_user_runs():  # which twins no longer raise, as the user runs them
+            fixed = _twins(subject, index, candidates, base, confirmed, report, shared)
+            explained = explained or fixed
+            if not explained:
+                found = _discover(subject, index, base, shared, (confirmed, extra), codes)
+                explained = bool(found)
         if not explained and inplace and where:
             code = code_for_error(str(error))
             extra.append(Confirmed(where[0], code, evidence, "raises", "autograd error"))
@@ -139,15 +148,32 @@ def _check(
         if not explained:
             at = f" at {where[0].short()}" if where else ""
             raise BadInput(f"{subject.label}: the run raised {message}{at}; no in-place cause")
+    elif error is not None:  # explained by pass A: the other sites' twins, judged as run
+        with as_the_user_runs():
+            _twins(subject, index, candidates, base, confirmed, report, shared)
     else:
         _twins(subject, index, candidates, base, confirmed, report, shared)
-        if error is None:
-            _discover(subject, index, base, shared, (confirmed, extra), codes)
+        _discover(subject, index, base, shared, (confirmed, extra), codes)
     if error is not None:
         phase("running again past the raising sites found")
-        past_raising_sites(subject, confirm, list(confirmed.values()), extra)
+        with as_the_user_runs():
+            past_raising_sites(subject, confirm, list(confirmed.values()), extra)
 
     report.confirmed = list(confirmed.values()) + extra
+    _statuses(report, index, confirmed, base)
+    if graph:
+        from inplace_lint.dynamic.graph import draw
+
+        phase("drawing the graphs")
+        report.graphs = draw(subject, report.confirmed)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _statuses(
+    report: Report, index: _Index, confirmed: dict[int, Confirmed], base: Outcome
+) -> None:
+    """Each finding's status: confirmed, inconclusive, not confirmed (ran) or not reached."""
     details = getattr(report, "_details", {})
     unsure = getattr(report, "_inconclusive", set())
     for finding in index.findings:
@@ -160,13 +186,6 @@ def _check(
         else:
             status = Status(finding, NOT_REACHED)
         report.statuses.append(status)
-    if graph:
-        from inplace_lint.dynamic.graph import draw
-
-        phase("drawing the graphs")
-        report.graphs = draw(subject, report.confirmed)
-    report.seconds = time.perf_counter() - started
-    return report
 
 
 def _again(

@@ -33,7 +33,7 @@ from inplace_lint.dynamic.passa import Detector, Hit
 from inplace_lint.dynamic.state import StateGuard
 from inplace_lint.dynamic.twin import out_of_place_twin
 
-__all__ = ["BadInput", "Outcome", "Subject", "compare", "environment", "run"]
+__all__ = ["BadInput", "Outcome", "Subject", "as_the_user_runs", "compare", "environment", "run"]
 
 
 class BadInput(Exception):
@@ -535,6 +535,25 @@ def _deterministic(mode: bool, warn_only: bool) -> None:
         setter(mode, warn_only=warn_only)
 
 
+#: Whether runs switch deterministic algorithms on (the innermost ``as_the_user_runs`` wins).
+_DETERMINISTIC = [True]
+
+
+@contextmanager
+def as_the_user_runs() -> Iterator[None]:
+    """Runs inside keep the user's ``use_deterministic_algorithms`` setting. torch changes
+    what some ops save when it is on: on CUDA, ``F.pad(mode="replicate")``, bilinear and
+    trilinear ``interpolate`` and ``max_pool3d`` switch to decompositions whose backward
+    needs no input values, so a write that makes the program raise does not under the
+    setting. Whether a program raises is judged as the user runs it; only runs whose values
+    are compared (the reference and twins of a program that runs) switch the setting on."""
+    _DETERMINISTIC.append(False)
+    try:
+        yield
+    finally:
+        _DETERMINISTIC.pop()
+
+
 @contextmanager
 def _quiet_and_restored(seed: int) -> Iterator[None]:
     grad = torch.is_grad_enabled()
@@ -549,8 +568,8 @@ def _quiet_and_restored(seed: int) -> Iterator[None]:
         numpy.random.seed(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # deterministic kernels where torch has them, so runs can be compared
-        _deterministic(True, warn_only=True)
+        if _DETERMINISTIC[-1]:  # deterministic kernels where torch has them, to compare runs
+            _deterministic(True, warn_only=True)
         try:
             yield
         finally:
