@@ -84,6 +84,12 @@ class Calls(AnalyzerBase):
             if values is not None and any(v.kind is Kind.MODULE for v in values):
                 args = self._args(node)
                 return self._call_modules(values, args, node, name)
+            if name == "map" and values is None and _lambda_map(node):
+                # ``map(lambda t: to_heads(t, h), (q, k, v))``: the generator it stands for
+                lam, iterable = node.args[0].value, node.args[1].value
+                target = lam.params.params[0].name  # type: ignore[attr-defined]
+                loop = cst.CompFor(target=target, iter=iterable)
+                return [self._comprehension(cst.GeneratorExp(lam.body, loop))]  # type: ignore[attr-defined]
             if name in ("dict", "list") and values is None and not node.args:
                 return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
             if (
@@ -770,3 +776,15 @@ def _element_at(values: list[Value], index: int) -> list[Value]:
         ):
             found.append(value.elements[index])
     return found
+
+
+def _lambda_map(node: cst.Call) -> bool:
+    """``map(lambda t: ..., xs)``: one single-parameter lambda over one iterable."""
+    if len(node.args) != 2 or any(a.keyword or a.star for a in node.args):
+        return False
+    lam = node.args[0].value
+    if not isinstance(lam, cst.Lambda):
+        return False
+    params = lam.params
+    extra = params.kwonly_params or params.posonly_params or params.star_kwarg is not None
+    return len(params.params) == 1 and not extra and not isinstance(params.star_arg, cst.Param)
