@@ -85,11 +85,7 @@ class Calls(AnalyzerBase):
                 args = self._args(node)
                 return self._call_modules(values, args, node, name)
             if name == "map" and values is None and _lambda_map(node):
-                # ``map(lambda t: to_heads(t, h), (q, k, v))``: the generator it stands for
-                lam, iterable = node.args[0].value, node.args[1].value
-                target = lam.params.params[0].name  # type: ignore[attr-defined]
-                loop = cst.CompFor(target=target, iter=iterable)
-                return [self._comprehension(cst.GeneratorExp(lam.body, loop))]  # type: ignore[attr-defined]
+                return [self._mapped(node)]
             if name in ("dict", "list") and values is None and not node.args:
                 return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
             if (
@@ -140,6 +136,13 @@ class Calls(AnalyzerBase):
         if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
             return self._call_modules(called, args, node, self._text(func))
         return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
+    def _mapped(self, node: cst.Call) -> Value:
+        """``map(lambda t: to_heads(t, h), (q, k, v))``: the generator it stands for."""
+        lam, iterable = node.args[0].value, node.args[1].value
+        target = lam.params.params[0].name  # type: ignore[attr-defined]
+        loop = cst.CompFor(target=target, iter=iterable)
+        return self._comprehension(cst.GeneratorExp(lam.body, loop))  # type: ignore[attr-defined]
 
     def _guessed_model(
         self, values: list[Value] | None, node: cst.Call, name: str
