@@ -453,9 +453,7 @@ class Binder(AnalyzerBase):
             elif value.kind is Kind.TENSOR and value.several:
                 elements.append(self._part(value))  # ``for t in x.unbind(0)``
             elif value.kind is Kind.TENSOR and value.sure:
-                row = self._view(value)  # each iteration yields one row: ``x.unbind(0)``'s
-                row.multi_view = row.multi_view or "unbind"
-                elements.append(row)
+                elements.append(self._view(value))  # each iteration yields one row
             elif (
                 value.kind is Kind.MODULE
                 and value.module is not None
