@@ -65,3 +65,25 @@ def test_a_parameter_with_tensor_attributes_is_still_written() -> None:
     assert codes(TENSOR.replace('    h.tag = "shrunk"\n', "")) == [(6, "IPL007")]
     assert codes(TENSOR) == []
     run(TENSOR)
+
+
+MODULE_LEVEL = """
+import torch
+
+
+def describe(h):
+    return h.summary
+
+
+w = torch.randn(3, requires_grad=True)
+h = w * 2
+y = h * h
+h.data = torch.zeros(3)
+y.sum().backward()
+"""
+
+
+def test_a_function_s_own_names_do_not_make_module_names_foreign() -> None:
+    """``describe``'s parameter ``h`` is not the module's tensor ``h``."""
+    assert codes(MODULE_LEVEL) == [(12, "IPL007")]
+    run(MODULE_LEVEL)

@@ -352,7 +352,8 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
 
 
 def foreign_names(root: cst.CSTNode, table: OpTable) -> set[str]:
-    """Names the code reads or sets an attribute of that no ``torch.Tensor`` has
+    """Names the code of ``root`` (a function, or a module's own statements: not the functions
+    and classes inside) reads or sets an attribute of that no ``torch.Tensor`` has
     (``dataset.targets``): whatever they hold, it is not a plain tensor. Private names
     (``p._sharded``) are left out: code tags tensors with those."""
     names: set[str] = set()
@@ -363,6 +364,12 @@ def foreign_names(root: cst.CSTNode, table: OpTable) -> set[str]:
             attr = node.attr.value
             if isinstance(node.value, cst.Name) and not attr.startswith("_") and attr not in known:
                 names.add(node.value.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is root  # a nested function's names are its own
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
 
     if known:
         _Visitor().run(root)
