@@ -394,8 +394,6 @@ class Expressions(AnalyzerBase):
                 continue
             if id(node) in self._untracked_reads:
                 continue  # ``x.data`` / ``x.detach()``: autograd records no use of x here
-            if all(v.grad == 0 for v in values if v.group.id in pending.groups):
-                continue  # ``x = x.detach()`` read later: a constant, no gradient through it
             if id(node) in self._vanishing_reads and self._fills_minus_infinity(pending.write):
                 continue  # softmax of a -inf fill: zero gradient there either way
             pending.done = True
