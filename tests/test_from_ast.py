@@ -147,8 +147,8 @@ def _codes(module: cst.Module) -> list[str]:
 
 
 #: one held-out round file in this many is checked: the rounds (``bench/rounds``, some 1,000
-#: short scripts of one style, 80 more each session) would otherwise be most of the run
-ROUND_SAMPLE = 16
+#: short scripts of one style, 70 more each session) would otherwise be most of the run
+ROUND_SAMPLE = 32
 
 
 def _repo_files() -> list[Path]:
