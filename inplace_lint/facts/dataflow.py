@@ -56,7 +56,6 @@ from inplace_lint.facts.summaries import (
 from inplace_lint.facts.syntax import (
     _is_static,
     _mark_dirty_names,
-    conditionally_copied,
 )
 from inplace_lint.facts.torch_semantics import TorchSemantics
 from inplace_lint.facts.walk import (
@@ -260,7 +259,6 @@ class Analyzer(
             ctx.no_grad = True  # every call in this file runs it with grad off
         ctx.state_update = state_update_name(name) or (cls is not None and cls.is_optimizer)
         param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
-        ctx.copied = conditionally_copied(func, self.imports)
         if is_inplace_name(name):
             ctx.exempt_args = "its name ends in `_`"
         elif any(_inplace_flag(p) for p in param_names):

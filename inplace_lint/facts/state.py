@@ -90,8 +90,6 @@ class Context:
     state_update: bool = False  # an optimizer step, EMA or buffer update by its name
     exempt_args: str = ""
     mark_dirty: frozenset[str] = frozenset()
-    #: parameters it replaces by a copy of themselves on one arm (``conditionally_copied``)
-    copied: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -293,6 +291,7 @@ class AnalyzerBase:
         #: id of a function -> the names its body uses as tensors (``_evident_arg``)
         self._tensor_names_of: dict[int, set[str]] = {}
         self._foreign_names_of: dict[int, set[str]] = {}  # the same for ``foreign_names``
+        self._copied_of: dict[int, frozenset[str]] = {}  # and for ``conditionally_copied``
         #: autograd.Function class -> what its forward saved (``function_saves``)
         self.function_saves: dict[str, SavedByForward] = {}
         #: function name -> argument position or keyword -> the same-file function every call

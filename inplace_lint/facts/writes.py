@@ -17,6 +17,7 @@ from inplace_lint.facts.summaries import (
 from inplace_lint.facts.syntax import (
     _is_static,
     _tensor_names,
+    conditionally_copied,
 )
 
 
@@ -321,7 +322,7 @@ class Writes(AnalyzerBase):
                         ctx.name,
                         value.arg_name,
                         self._param_index(value.arg_name),
-                        ctx.exempt_args or _copies_itself(ctx.copied, value.arg_name),
+                        ctx.exempt_args or self._copies_itself(value.arg_name),
                         evidence=value.sure or self._tensor_evidence(value.arg_name),
                         qualified=f"{ctx.cls.name}.{ctx.name}" if ctx.cls else ctx.name,
                         role=ctx.role,
@@ -332,6 +333,17 @@ class Writes(AnalyzerBase):
                     )
                 )
                 return
+
+    def _copies_itself(self, param: str) -> str:
+        """The contract of a function that copies ``param`` itself on one arm of a branch
+        (``conditionally_copied``, read once per function when it first writes an argument)."""
+        func = self.scope.ctx.node
+        if func is None:
+            return ""
+        copied = self._copied_of.get(id(func))
+        if copied is None:
+            copied = self._copied_of[id(func)] = conditionally_copied(func, self.imports)
+        return f"it copies `{param}` itself where it must not write it" if param in copied else ""
 
     def _side_effect(self, param: str, written: str | None) -> bool:
         """The current function returns a value other than the argument it wrote."""
@@ -397,8 +409,3 @@ def _depend(tensors: list[Value], extra: list[Value] | None) -> None:
     for value in tensors:
         for other in extra or ():
             value.hist |= other.hist
-
-
-def _copies_itself(copied: frozenset[str], param: str) -> str:
-    """The contract of a function that copies ``param`` itself on some path."""
-    return f"it copies `{param}` itself where it must not write it" if param in copied else ""
