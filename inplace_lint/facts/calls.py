@@ -148,8 +148,8 @@ class Calls(AnalyzerBase):
         self, values: list[Value] | None, node: cst.Call, name: str
     ) -> list[Value] | None:
         """A value that may be a tensor, called with arguments like a function: a model, not
-        a tensor (``guessed``: its parameters' grad is a guess); a thunk (``closure()``) is
-        none. None where the call is not such."""
+        a tensor (its group joins ``_guessed_groups``: its grad is a guess); a thunk
+        (``closure()``) is none. None where the call is not such."""
         if not node.args or values is None:
             return None
         if not any(v.kind is Kind.TENSOR and not v.sure for v in values):
@@ -157,7 +157,7 @@ class Calls(AnalyzerBase):
         for value in values:
             if value.kind is Kind.TENSOR and not value.sure:
                 value.kind = Kind.MODULE
-                value.module = ModuleSpec(qualname=None, node=None, guessed=True)
+                value.module = ModuleSpec(qualname=None, node=None)
                 self._guessed_groups.add(value.group.id)
         return self._call_modules(values, self._args(node), node, name)
 

@@ -126,8 +126,6 @@ class ModuleSpec:
     device_saves: str = ""
     #: where a later ``m.inplace = True`` made it in place (``flag_loops``), if not built so
     inplace_at: cst.CSTNode | None = None
-    #: a parameter called like a function (``matmul_closure(v)``), taken for a model
-    guessed: bool = False
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -12,9 +12,9 @@ import contextlib
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 
@@ -61,6 +61,8 @@ from inplace_lint.facts.walk import (
     own_nodes,
     walk,
 )
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from inplace_lint.facts.function_saves import SavedByForward
@@ -284,14 +286,12 @@ class AnalyzerBase:
         self._untracked_reads: set[int] = set()
         #: ids of expressions a call overwrites whole (``x.copy_(y)``, ``out=x``): no read
         self._overwriting_reads: set[int] = set()
-        #: groups of parameters called like functions, taken for models (``guessed``)
+        #: groups of parameters called like functions, taken for models (``_guessed_model``)
         self._guessed_groups: set[int] = set()
 
     def _start_function_facts(self) -> None:
-        #: id of a function -> the names its body uses as tensors (``_evident_arg``)
-        self._tensor_names_of: dict[int, set[str]] = {}
-        self._foreign_names_of: dict[int, set[str]] = {}  # the same for ``foreign_names``
-        self._copied_of: dict[int, frozenset[str]] = {}  # and for ``conditionally_copied``
+        #: (fact, id of a function or module) -> what ``_source_fact`` read from its source
+        self._source_facts: dict[tuple[str, int], Any] = {}
         #: autograd.Function class -> what its forward saved (``function_saves``)
         self.function_saves: dict[str, SavedByForward] = {}
         #: function name -> argument position or keyword -> the same-file function every call
@@ -418,13 +418,18 @@ class AnalyzerBase:
     def _evident_arg(self, value: Value) -> bool:
         """``value`` is a parameter the function's body uses the way only tensors are used
         (``x.shape``, ``x.view(...)``, ``torch.f(x)``): a tensor, though not annotated so."""
-        func = self.scope.ctx.node
+        func, imports, table = self.scope.ctx.node, self.imports, self.table
         if value.origin != "arg" or not value.arg_name or func is None:
             return False
-        names = self._tensor_names_of.get(id(func))
-        if names is None:
-            names = self._tensor_names_of[id(func)] = _tensor_names(func, self.imports, self.table)
+        names = self._source_fact("tensors", func, lambda: _tensor_names(func, imports, table))
         return value.arg_name in names
+
+    def _source_fact(self, fact: str, root: cst.CSTNode, read: Callable[[], _T]) -> _T:
+        """``read()``, a fact of ``root`` read from its source alone, once per node."""
+        key = (fact, id(root))
+        if key not in self._source_facts:
+            self._source_facts[key] = read()
+        return self._source_facts[key]  # type: ignore[no-any-return]
 
     def _foreign(self, node: cst.BaseExpression) -> bool:
         """``node`` is a name the scope's code uses with attributes no tensor has
@@ -432,9 +437,7 @@ class AnalyzerBase:
         if not isinstance(node, cst.Name):
             return False
         root = self.scope.ctx.node or self.module
-        names = self._foreign_names_of.get(id(root))
-        if names is None:
-            names = self._foreign_names_of[id(root)] = foreign_names(root, self.table)
+        names = self._source_fact("foreign", root, lambda: foreign_names(root, self.table))
         values = self.scope.env.get(node.value, [])
         return node.value in names and not any(v.sure_tensor for v in values)
 

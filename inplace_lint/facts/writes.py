@@ -340,9 +340,7 @@ class Writes(AnalyzerBase):
         func = self.scope.ctx.node
         if func is None:
             return ""
-        copied = self._copied_of.get(id(func))
-        if copied is None:
-            copied = self._copied_of[id(func)] = conditionally_copied(func, self.imports)
+        copied = self._source_fact("copied", func, lambda: conditionally_copied(func, self.imports))
         return f"it copies `{param}` itself where it must not write it" if param in copied else ""
 
     def _side_effect(self, param: str, written: str | None) -> bool:
