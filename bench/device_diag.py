@@ -22,44 +22,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = r"""
-import collections, os, runpy, sys, torch
+import collections, os, runpy, sys
+from pathlib import Path
+import torch
 device, way, path = sys.argv[1:4]
+if way != "passa":  # the case as a script, as bench/device_outcomes.py runs it
+    sys.path.insert(0, sys.argv[4])
+    from device_outcomes import run_case
+    print(f"{device:5} {way:6} {run_case(Path(path), device, way == 'determ')}")
+    sys.exit(0)
 torch.set_default_device(device)
-if way != "plain":
-    torch.use_deterministic_algorithms(True, warn_only=True)
+torch.use_deterministic_algorithms(True, warn_only=True)
 sys.argv = [path]
 os.chdir(os.path.dirname(path) or ".")
 outcome = "clean"
-if way == "passa":
-    from inplace_lint.dynamic.passa import Detector
-    detector = Detector()
-    try:
-        with detector:
-            runpy.run_path(path, run_name="__main__")
-    except BaseException as exc:
-        outcome = f"raises {type(exc).__name__}: {str(exc).splitlines()[0][:150]}"
-    saved = collections.Counter()
-    written = collections.Counter()
-    for refs in detector.by_storage.values():
-        for ref in refs:
-            item = ref()
-            if item is not None:
-                saved[item.site.short() if item.site else "?"] += 1
-                for write in item.writes:
-                    written[f"{write.op}@{write.site.short() if write.site else '?'}"] += 1
-    print(f"{device:5} passa  {outcome}")
-    hits = [(h.kind, h.write.op, h.evidence()[:120]) for h in detector.hits]
-    print(f"{device:5} passa  hits: {hits}")
-    print(f"{device:5} passa  live saved by site: {dict(saved.most_common(6))}")
-    print(f"{device:5} passa  writes seen on saved storage: {dict(written.most_common(6))}")
-else:
-    try:
+from inplace_lint.dynamic.passa import Detector
+detector = Detector()
+try:
+    with detector:
         runpy.run_path(path, run_name="__main__")
-        if device == "cuda":
-            torch.cuda.synchronize()
-    except BaseException as exc:
-        outcome = f"raises {type(exc).__name__}: {str(exc).splitlines()[0][:150]}"
-    print(f"{device:5} {way:6} {outcome}")
+except BaseException as exc:
+    outcome = f"raises {type(exc).__name__}: {str(exc).splitlines()[0][:150]}"
+saved = collections.Counter()
+written = collections.Counter()
+for refs in detector.by_storage.values():
+    for ref in refs:
+        item = ref()
+        if item is not None:
+            saved[item.site.short() if item.site else "?"] += 1
+            for write in item.writes:
+                written[f"{write.op}@{write.site.short() if write.site else '?'}"] += 1
+print(f"{device:5} passa  {outcome}")
+hits = [(h.kind, h.write.op, h.evidence()[:120]) for h in detector.hits]
+print(f"{device:5} passa  hits: {hits}")
+print(f"{device:5} passa  live saved by site: {dict(saved.most_common(6))}")
+print(f"{device:5} passa  writes seen on saved storage: {dict(written.most_common(6))}")
 """
 
 
@@ -84,7 +81,8 @@ def main(argv: list[str]) -> int:
     path = str(options.case.resolve())
     for device in options.devices.split(","):
         for way in ("plain", "determ", "passa"):
-            print(_run([sys.executable, "-c", _CHILD, device, way, path]), flush=True)
+            child = [sys.executable, "-c", _CHILD, device, way, path, str(ROOT / "bench")]
+            print(_run(child), flush=True)
         confirm = [sys.executable, "-m", "inplace_lint", "confirm", "--device", device, path]
         for line in _run(confirm, timeout=180).splitlines():
             print(f"{device:5} confirm {line[:220]}", flush=True)

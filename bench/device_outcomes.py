@@ -28,13 +28,16 @@ from multiprocessing import connection
 from pathlib import Path
 
 
-def _child(path: Path, device: str, write_end: int) -> None:
-    """Run one case on ``device`` in this forked child and send its outcome; never returns."""
+def run_case(path: Path, device: str, deterministic: bool = False) -> str:
+    """Run one case as a script on ``device`` here (torch's default device set to it; with
+    ``deterministic``, ``use_deterministic_algorithms(True, warn_only=True)`` as ``confirm``'s
+    compared runs have): ``clean`` or ``raises Type: first line``."""
     import torch
 
-    outcome = "clean"
     try:
         torch.set_default_device(device)
+        if deterministic:
+            torch.use_deterministic_algorithms(True, warn_only=True)
         os.chdir(path.parent)
         sys.argv = [str(path)]
         runpy.run_path(str(path), run_name="__main__")
@@ -42,8 +45,13 @@ def _child(path: Path, device: str, write_end: int) -> None:
             torch.cuda.synchronize()
     except BaseException as exc:  # every failure is an outcome here
         first = (str(exc).strip().splitlines() or [""])[0][:160]
-        outcome = f"raises {type(exc).__name__}: {first}"
-    os.write(write_end, outcome.encode() + b"\n")
+        return f"raises {type(exc).__name__}: {first}"
+    return "clean"
+
+
+def _child(path: Path, device: str, write_end: int) -> None:
+    """Run one case in this forked child and send its outcome; never returns."""
+    os.write(write_end, run_case(path, device).encode() + b"\n")
     os._exit(0)
 
 
