@@ -22,7 +22,7 @@ from torch import nn
 def add_residuals(hidden: torch.Tensor, residuals: Sequence[torch.Tensor]) -> torch.Tensor:
     """Sum ``residuals`` into ``hidden``. HAZARD: writes into the caller's tensor."""
     for residual in residuals:
-        hidden += residual  # <-- IPL004
+        hidden += residual  # <-- IPL001
     return hidden
 
 

@@ -299,6 +299,7 @@ class Calls(AnalyzerBase):
                     mutation.node,
                     described(mutation, callee),
                     target_node=arg.value,
+                    hidden=mutation.bypass,  # ``t.data.masked_fill_()``: no version moves
                     via_call=node,
                     callee=callee,
                     param=mutation.param,

@@ -22,7 +22,7 @@ class Model(nn.Module):
         self.postnet = ConvNorm(channels)
 
     def parse_output(self, outputs, mask):
-        outputs[0].masked_fill_(mask, 0.0)  # <-- IPL004: the post-net's conv saved this tensor
+        outputs[0].masked_fill_(mask, 0.0)  # <-- IPL001: the post-net's conv saved this tensor
         return outputs
 
     def forward(self, x, mask):

@@ -12,7 +12,7 @@ class Block(nn.Module):
         self.fc = nn.Linear(dim, dim)
 
     def forward(self, h, skip):
-        h += skip  # <-- IPL004
+        h += skip  # <-- IPL001
         return self.fc(h)
 
 

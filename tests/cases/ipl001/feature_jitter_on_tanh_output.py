@@ -11,7 +11,7 @@ classifier = nn.Linear(16, 5)
 
 
 def feature_jitter(feats, std):
-    feats.add_(torch.randn_like(feats) * std)  # <-- IPL004: feats is saved by tanh
+    feats.add_(torch.randn_like(feats) * std)  # <-- IPL001: feats is saved by tanh
     return feats
 
 

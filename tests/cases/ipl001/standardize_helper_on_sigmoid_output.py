@@ -7,7 +7,7 @@ torch.manual_seed(0)
 
 
 def standardize_(t):
-    t.sub_(t.mean(dim=0, keepdim=True))  # <-- IPL004
+    t.sub_(t.mean(dim=0, keepdim=True))  # <-- IPL001
     return t
 
 

@@ -7,7 +7,7 @@ torch.manual_seed(0)
 
 
 def clip_(t, lo=0.0, hi=5.0):
-    t.clamp_(lo, hi)  # <-- IPL004
+    t.clamp_(lo, hi)  # <-- IPL001
     return t
 
 
