@@ -15,6 +15,7 @@ from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
     FLOW,
+    MAX_HELD,
     Kind,
     ModuleSpec,
     Value,
@@ -305,7 +306,6 @@ class Calls(AnalyzerBase):
                     param=mutation.param,
                     returned=mutation.returned,
                     # a module's forward returns outputs: writing its input is a surprise;
-                    # a helper returning something else may be called for its effect
                     # a helper returning something else may be called for its effect on
                     # a container or array; on a known tensor the write is a side effect,
                     # unless the parameter is named as a destination (``out``, ``buffer``)
@@ -447,6 +447,8 @@ class Calls(AnalyzerBase):
                 for container in containers:
                     for _, _, values in args:
                         for element in self._flatten(values):
+                            if len(container.elements) >= MAX_HELD:
+                                break  # widened, as a subscript store is
                             container.elements.append(element)
                             # the first time counts: a loop appending the tensor it then
                             # writes in place keeps one tensor, changed, in every slot

@@ -124,7 +124,9 @@ class Expressions(AnalyzerBase):
         if key is not None and value.kind is Kind.TENSOR:
             # ``outputs["loss"]``: no tensor takes a string index, so ``outputs`` is a
             # mapping (a dict, a ModelOutput) and its items are not views of it
-            item = self._unknown(inputs=[value], sure=value.sure)
+            # (a parameter taken for a tensor only by its place, ``forward(self, batch)``,
+            # says nothing of what its items hold)
+            item = self._unknown(inputs=[value], sure=value.sure and value.origin != "arg")
             value.kind = Kind.CONTAINER
             value.items[key] = [item]
             value.elements.append(item)

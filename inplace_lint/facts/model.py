@@ -206,6 +206,11 @@ def slot_positions(record: Value, size: int) -> list[list[Value]] | None:
     return positions
 
 
+#: the most values a container is taken to hold: beyond it, what a loop stores into a
+#: container it reads from is not added (a widening, so that nested loops stay linear)
+MAX_HELD = 64
+
+
 def new_value(kind: Kind, name: str = "", **kwargs: object) -> Value:
     """A value with a fresh storage group of its own."""
     return Value(kind=kind, group=Group(name=name), **kwargs)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from inplace_lint.facts.conditions import _negated, condition_key, grad_off_arms
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
-from inplace_lint.facts.model import Kind, Value, new_value, slot_positions
+from inplace_lint.facts.model import MAX_HELD, Kind, Value, new_value, slot_positions
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
     _AUG_METHOD,
@@ -316,8 +316,9 @@ class Statements(AnalyzerBase):
                 if container.kind in (Kind.TENSOR, Kind.CONTAINER) and not container.saved:
                     container.kind = Kind.CONTAINER
                     container.items[key] = values
-                    container.elements.extend(values)
-                    container.added.update((v.id, now) for v in values)
+                    kept = values[: max(0, MAX_HELD - len(container.elements))]
+                    container.elements.extend(kept)
+                    container.added.update((v.id, now) for v in kept)
             return
         if replaces_element(target, source):
             for value in base:  # ``maps[k] = block(maps[k])``: a list of feature maps
@@ -338,10 +339,13 @@ class Statements(AnalyzerBase):
                     held[index] = values[0]
                     container.added[values[0].id] = now
                     continue
-                held.extend(values)
-                container.added.update((v.id, now) for v in values)
+                # widened: a loop storing into its container what it read from it
+                # (``d[k] = d[k].to(...)`` in nested loops) would double it each pass
+                kept = values[: max(0, MAX_HELD - len(held))]
+                held.extend(kept)
+                container.added.update((v.id, now) for v in kept)
                 if index is not None:
-                    container.slots.update((v.id, index) for v in values)
+                    container.slots.update((v.id, index) for v in kept)
             return
         tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
         if tensors:

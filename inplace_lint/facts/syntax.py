@@ -259,11 +259,49 @@ def _index_texts(
 
 
 def _mentions(element: cst.SubscriptElement, names: frozenset[str]) -> bool:
-    """A plain index (not a slice) that uses one of ``names``."""
+    """A plain index that uses one of ``names`` (counters stepping by one), or a slice one
+    step of them wide (``i : i + 1``, ``i * k : (i + 1) * k``): no two iterations share an
+    element."""
     index = element.slice
+    if isinstance(index, cst.Slice):
+        return _one_step_slice(index, names)
     if not isinstance(index, cst.Index):
         return False
-    return any(type(n) is cst.Name and n.value in names for n in walk(index.value))
+    return _uses(index.value, names)
+
+
+def _uses(node: cst.CSTNode, names: frozenset[str]) -> bool:
+    return any(type(n) is cst.Name and n.value in names for n in walk(node))
+
+
+def _one_step_slice(index: cst.Slice, names: frozenset[str]) -> bool:
+    lower, upper = index.lower, index.upper
+    if lower is None or upper is None or index.step is not None or not _uses(lower, names):
+        return False
+    # ``i : i + 1``
+    if (
+        isinstance(upper, cst.BinaryOperation)
+        and isinstance(upper.operator, cst.Add)
+        and isinstance(upper.right, cst.Integer)
+        and upper.right.value == "1"
+        and upper.left.deep_equals(lower)
+    ):
+        return True
+    # ``i * k : (i + 1) * k``
+    return (
+        isinstance(lower, cst.BinaryOperation)
+        and isinstance(lower.operator, cst.Multiply)
+        and isinstance(lower.left, cst.Name)
+        and lower.left.value in names
+        and isinstance(upper, cst.BinaryOperation)
+        and isinstance(upper.operator, cst.Multiply)
+        and upper.right.deep_equals(lower.right)
+        and isinstance(upper.left, cst.BinaryOperation)
+        and isinstance(upper.left.operator, cst.Add)
+        and upper.left.left.deep_equals(lower.left)
+        and isinstance(upper.left.right, cst.Integer)
+        and upper.left.right.value == "1"
+    )
 
 
 def _orelse(node: cst.If | cst.Else | None) -> Sequence[cst.BaseStatement]:

@@ -77,7 +77,10 @@ class TorchSemantics(AnalyzerBase):
             out = []
             for value in receiver:
                 value.sure = True  # only a tensor has ``detach()``: ``x += y`` then writes x
-                view = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_detach=True)
+                # of a tensor that needs no grad here (``if not x.requires_grad: x =
+                # x.detach()``), a plain alias: a write through it hides nothing from autograd
+                hides = value.grad != 0
+                view = Value(kind=Kind.TENSOR, group=value.group, grad=0, via_detach=hides)
                 view.sure = True
                 out.append(view)
             return out
