@@ -229,8 +229,10 @@ def test_replacing_a_whole_element_by_a_call_on_it_is_the_list_idiom() -> None:
     assert (
         codes(source.format(line="feature_maps[level] = self.blocks[i](feature_maps[level])")) == []
     )
+    # a row of a tensor: the member Linear keeps the row it is given, which the store then
+    # overwrites (the caller's backward fails; before members were known, only IPL004)
     row = "feature_maps[:, level] = self.blocks[i](feature_maps[:, level])"
-    assert codes(source.format(line=row)) == [(12, "IPL004")]
+    assert codes(source.format(line=row)) == [(12, "IPL001")]
 
 
 def test_a_stand_in_built_like_the_tensor_on_the_other_arm_is_meant_to_share_its_writes() -> None:

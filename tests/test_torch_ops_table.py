@@ -26,6 +26,7 @@ LIST_SECTIONS = (
     "factory_functions",
     "uninitialized",
     "overwrites",
+    "module_wrappers",
     "tensor_attributes",
 )
 TOP_LEVEL_KEYS = {"torch_version", "functions", "methods", "modules", *LIST_SECTIONS}

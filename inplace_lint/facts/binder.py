@@ -86,6 +86,41 @@ def model_parts(values: list[Value]) -> bool:
     )
 
 
+def _merged(values: list[Value]) -> list[Value]:
+    """The modules one iteration over a list may call, as one module when they differ: an
+    iteration calls one of them, so a save one makes and a write another makes do not meet
+    at that call (``[conv, nn.ReLU(inplace=True), conv]``), and only what they all do is
+    known (as for ``a if c else b``)."""
+    specs = [v.module for v in values if v.kind is Kind.MODULE and v.module is not None]
+    if len(specs) != len(values) or len({_behaviour(s) for s in specs}) <= 1:
+        return values
+    qualnames = {s.qualname for s in specs}
+    merged = ModuleSpec(
+        qualname=qualnames.pop() if len(qualnames) == 1 else None,
+        node=None,
+        inplace=all(s.inplace for s in specs),
+        saves_input=all(s.saves_input for s in specs),
+        saves_result=all(s.saves_result for s in specs),
+        has_parameters=any(s.has_parameters for s in specs),
+        is_view=all(s.is_view for s in specs),
+    )
+    return [new_value(Kind.MODULE, module=merged)]
+
+
+def _behaviour(spec: ModuleSpec) -> tuple[object, ...]:
+    return (spec.qualname, spec.inplace, spec.saves_input, spec.saves_result, spec.is_view)
+
+
+def _module_rows(elements: list[Value], width: int) -> bool:
+    """Every element is a tuple of ``width`` modules (the rows of a nested ModuleList)."""
+    return bool(elements) and all(
+        e.kind is Kind.CONTAINER
+        and len(e.elements) == width
+        and all(m.kind is Kind.MODULE for m in e.elements)
+        for e in elements
+    )
+
+
 class Binder(AnalyzerBase):
     """The binder room of the interpreter (see the module docstring)."""
 
@@ -121,6 +156,8 @@ class Binder(AnalyzerBase):
                 value = new_value(Kind.OTHER, function, origin="def")
             if ctx.role == "forward" and position == 0:
                 self.scope.first_input = value
+            if ctx.role == "forward" and not param.star:
+                self.scope.forward_inputs.append((position, name, value))
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
                 passed = self.arg_grads.get(key, {})
@@ -129,6 +166,9 @@ class Binder(AnalyzerBase):
                     value.grad = 0  # every call seen so far passes a tensor without grad
                 else:
                     value.grad = max([value.grad, *recorded])
+                sure = self.arg_sure.get(key, {})
+                if any(sure.get(k) for k in (position, name)):
+                    value.sure = True  # every call seen so far passes a sure tensor
             self._bind(name, [value])
         self._bind_passed_optimizers([p.name.value for p in params])
 
@@ -435,6 +475,10 @@ class Binder(AnalyzerBase):
                 self._bind(last.value, list(elements))
         elif isinstance(node, cst.Name) and elements:
             self._bind(node.value, list(elements))
+        elif isinstance(node, cst.Tuple | cst.List) and _module_rows(elements, len(node.elements)):
+            for position, element in enumerate(node.elements):  # ``for conv, act in layers``
+                held = _merged([row.elements[position] for row in elements])
+                self._assign(element.value, held, None)
         else:
             self._assign(node, [self._unknown()], None)
         for name, values in parts.items():
@@ -458,9 +502,8 @@ class Binder(AnalyzerBase):
                 value.kind is Kind.MODULE
                 and value.module is not None
                 and value.module.qualname == "torch.nn.ModuleList"
-                and value.module.members
             ):
-                elements.append(self._member(value))
+                elements.extend(self._list_members(value))
         return elements
 
     def _zipped(self, stmt: cst.For) -> tuple[dict[str, list[Value]], bool] | None:
@@ -509,12 +552,30 @@ class Binder(AnalyzerBase):
         }
         return parts, runs
 
-    def _member(self, modules: Value) -> Value:
-        """A member of an nn.ModuleList: a module of one of its same-file member classes."""
+    def _list_members(self, modules: Value) -> list[Value]:
+        """What one iteration over an nn.ModuleList yields: a module of one of its same-file
+        member classes, and each member whose constructor the source shows (a nested list
+        whose members are all known, in order, as a tuple of them: ``for conv, act in
+        self.stages`` unpacks it)."""
         assert modules.module is not None
         key = id(modules.module)
-        member = self._members.get(key)
-        if member is None:
-            spec = ModuleSpec(qualname=None, node=None, candidates=modules.module.members)
-            member = self._members[key] = new_value(Kind.MODULE, module=spec)
-        return member
+        found = self._members.get(key)
+        if found is None:
+            found = self._members[key] = []
+            spec = modules.module
+            if spec.members:
+                some = ModuleSpec(qualname=None, node=None, candidates=spec.members)
+                found.append(new_value(Kind.MODULE, module=some))
+            known = [
+                member
+                for member in spec.member_specs
+                if member.user_class is None or member.user_class not in spec.members
+            ]  # a same-file class's member: the candidate above stands for it
+            found += _merged([self._member_value(member) for member in known])
+        return list(found)
+
+    def _member_value(self, spec: ModuleSpec) -> Value:
+        if spec.qualname == "torch.nn.ModuleList" and spec.positional:
+            parts = [self._member_value(m) for m in spec.member_specs]
+            return new_value(Kind.CONTAINER, elements=parts)
+        return new_value(Kind.MODULE, module=spec)

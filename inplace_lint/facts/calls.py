@@ -248,6 +248,8 @@ class Calls(AnalyzerBase):
             tensors = [v for v in values if v.kind is Kind.TENSOR]
             if tensors:
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
+                sure = self.arg_sure.setdefault(grads_key, {})  # every call: a sure tensor
+                sure[key] = sure.get(key, True) and all(v.sure for v in tensors)
         self._note_passed_optimizers(callee, keyed)
 
     def _apply_mutations(
@@ -529,12 +531,13 @@ class Calls(AnalyzerBase):
                     (key, m.param) for m in mutations if names_argument(args, m)
                 )
                 self._record_call(key, node, args)
+            produced = self._apply_module(spec, module, first, inputs, node, callee)
+            self._forward_argument_saves(spec, args, node, produced)
             if spec.user_class is not None and returns_record(self._forward_of(spec.user_class)):
                 # a tuple or ModelOutput: reading one field is not reading the others
-                produced = self._apply_module(spec, module, first, inputs, node, callee)
                 results.append(self._forward_record(spec.user_class, module, produced, args))
                 continue
-            results += self._apply_module(module.module, module, first, inputs, node, callee)
+            results += produced
         return results or [self._unknown(inputs=inputs)]
 
     def _forward_record(

@@ -107,18 +107,7 @@ class ModuleResolver:
         ``held``: the modules ``self``'s attributes hold so far, for a container whose member
         is one (``self.conv = nn.Sequential(self.conv, nn.GELU())``)."""
         if isinstance(expr, cst.IfExp):
-            body = self.spec(expr.body, defaults)
-            other = self.spec(expr.orelse, defaults)
-            if body is None or other is None:
-                return body or other
-            chosen = body if body.inplace or not other.inplace else other
-            # what is saved is only known when both choices agree
-            return replace(
-                chosen,
-                saves_input=body.saves_input and other.saves_input,
-                saves_result=body.saves_result and other.saves_result,
-                is_view=body.is_view and other.is_view,
-            )
+            return self._either(expr, defaults)
         if not isinstance(expr, cst.Call):
             return None
         func = expr.func
@@ -137,6 +126,8 @@ class ModuleResolver:
             if name is not None and _has_inplace_true(expr) and _activation_like(name):
                 return ModuleSpec(qualname=None, node=expr, inplace=True, has_parameters=False)
             return None
+        if qualname in self.table.module_wrappers:  # ``weight_norm(nn.Linear(...))``
+            return self._wrapped(expr, defaults, lists, held)
         if qualname in _CONTAINERS:
             elements = self._elements(expr, lists or {}, held or {}, defaults)
             leads = tails = ()
@@ -146,6 +137,8 @@ class ModuleResolver:
             return ModuleSpec(
                 qualname=qualname, node=expr, elements=elements, leads=leads, tails=tails
             )
+        if qualname == "torch.nn.ModuleList":
+            return self._module_list(expr)
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
@@ -171,6 +164,50 @@ class ModuleResolver:
             outputs=info.outputs,
             device_outputs=info.device_outputs,
             device_saves=info.device_saves,
+        )
+
+    def _either(
+        self, expr: cst.IfExp, defaults: dict[str, cst.BaseExpression] | None
+    ) -> ModuleSpec | None:
+        """``a if c else b``: the in-place choice if either is, and what both save."""
+        body = self.spec(expr.body, defaults)
+        other = self.spec(expr.orelse, defaults)
+        if body is None or other is None:
+            return body or other
+        chosen = body if body.inplace or not other.inplace else other
+        # what is saved is only known when both choices agree
+        return replace(
+            chosen,
+            saves_input=body.saves_input and other.saves_input,
+            saves_result=body.saves_result and other.saves_result,
+            is_view=body.is_view and other.is_view,
+        )
+
+    def _wrapped(
+        self,
+        expr: cst.Call,
+        defaults: dict[str, cst.BaseExpression] | None,
+        lists: dict[str, tuple[cst.BaseExpression, ...]] | None,
+        held: dict[str, ModuleSpec] | None,
+    ) -> ModuleSpec | None:
+        """The module a wrapper returns (the op table's ``module_wrappers``): its argument."""
+        inner = expr.args[0] if expr.args else None
+        if inner is None or inner.star or inner.keyword is not None:
+            return None
+        wrapped = self.spec(inner.value, defaults, lists, held)
+        return replace(wrapped, node=expr) if wrapped is not None else None
+
+    def _module_list(self, expr: cst.Call) -> ModuleSpec:
+        """``nn.ModuleList([...])`` built in an expression: the members its argument shows."""
+        listed = expr.args[0].value if expr.args and not expr.args[0].star else None
+        specs, positional = self.member_specs(listed, []) if listed else ((), False)
+        members = self.members(listed, []) if listed else ()
+        return ModuleSpec(
+            qualname="torch.nn.ModuleList",
+            node=expr,
+            members=members,
+            member_specs=specs,
+            positional=positional,
         )
 
     def _grown_members(
@@ -227,6 +264,17 @@ class ModuleResolver:
         for element in self._member_exprs(expr, statements):
             found.update(self.member_class(element))
         return tuple(sorted(found))
+
+    def member_specs(
+        self, expr: cst.BaseExpression, statements: list[cst.CSTNode]
+    ) -> tuple[tuple[ModuleSpec, ...], bool]:
+        """The modules ``nn.ModuleList(expr)`` holds whose constructors the source shows,
+        and whether they are every member, in order (``expr`` a list or tuple display)."""
+        exprs = self._member_exprs(expr, statements)
+        specs = [self.spec(element) for element in exprs]
+        known = tuple(spec for spec in specs if spec is not None)
+        positional = isinstance(expr, cst.List | cst.Tuple) and len(known) == len(exprs)
+        return known, positional and bool(known)
 
     def _member_exprs(
         self, expr: cst.BaseExpression, statements: list[cst.CSTNode]
@@ -426,6 +474,25 @@ def collect_classes(
     return found
 
 
+def inherit_attributes(facts: ClassFacts, classes: dict[str, ClassFacts]) -> None:
+    """A subclass holds the submodules, parameters and buffers its same-file bases' methods
+    store on ``self`` (``class B(A)`` calling ``self.in_proj`` that ``A.__init__`` built),
+    where its own methods store nothing of that name."""
+    own = set(facts.modules) | facts.parameters | facts.buffers
+    pending, seen = list(facts.bases), {facts.name}
+    while pending:
+        base = classes.get(pending.pop(0))
+        if base is None or base.name in seen:
+            continue
+        seen.add(base.name)
+        for attr, spec in base.modules.items():
+            if attr not in own:
+                facts.modules.setdefault(attr, spec)
+        facts.parameters |= base.parameters - own - set(facts.modules)
+        facts.buffers |= base.buffers - own - set(facts.modules)
+        pending += base.bases
+
+
 def collect_attributes(
     facts: ClassFacts,
     resolver: ModuleResolver,
@@ -526,10 +593,20 @@ def _record(
         if qualified in MODULE_LISTS:
             first = value.args[0] if value.args and not value.args[0].star else None
             members = resolver.members(first.value, statements) if first is not None else ()
+            specs, positional = (
+                resolver.member_specs(first.value, statements) if first is not None else ((), False)
+            )
             earlier = facts.modules.get(attr)
             if earlier is not None and earlier.qualname == qualified:
                 members = tuple(sorted({*earlier.members, *members}))
-            facts.modules[attr] = ModuleSpec(qualname=qualified, node=value, members=members)
+                specs, positional = (*earlier.member_specs, *specs), False
+            facts.modules[attr] = ModuleSpec(
+                qualname=qualified,
+                node=value,
+                members=members,
+                member_specs=specs,
+                positional=positional,
+            )
             return
     spec = resolver.spec(value, defaults, lists=lists, held=facts.modules)
     if spec is None:
@@ -583,10 +660,18 @@ def _record_member(facts: ClassFacts, resolver: ModuleResolver, call: cst.Call) 
     added = call.args[-1].value
     if func.attr.value == "extend":
         members = resolver.members(added, [])
+        specs = resolver.member_specs(added, [])[0]
     else:
         members = tuple(resolver.member_class(added))
-    if members:
-        facts.modules[name[5:]] = replace(spec, members=tuple(sorted({*spec.members, *members})))
+        one = resolver.spec(added)
+        specs = (one,) if one is not None else ()
+    if members or specs:
+        facts.modules[name[5:]] = replace(
+            spec,
+            members=tuple(sorted({*spec.members, *members})),
+            member_specs=(*spec.member_specs, *specs),
+            positional=False,
+        )
 
 
 def _record_register(facts: ClassFacts, call: cst.Call) -> None:

@@ -17,6 +17,7 @@ import libcst as cst
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.backward import Backward
 from inplace_lint.facts.binder import Binder
+from inplace_lint.facts.call_order import callers_first
 from inplace_lint.facts.callmodes import _call_modes
 from inplace_lint.facts.calls import Calls
 from inplace_lint.facts.classes import (
@@ -102,7 +103,7 @@ class Analyzer(
             methods = sorted(cls.methods.values(), key=lambda f: f.name.value != "__init__")
             for method in methods:
                 self._run_function(method, cls)
-        for func in self._plain:
+        for func in callers_first(self._plain):
             self._run_function(func, None)
         if self.returned_targets:
             self._module_grad_targets()
@@ -131,6 +132,17 @@ class Analyzer(
         ]
         if saved_in and all(saved_in):  # every tensor it returns went through that save
             self.forward_saves_input[class_name] = saved_in[0][0]
+        for position, name, value in scope.forward_inputs[1:]:
+            if value.kind is not Kind.TENSOR:
+                continue
+            ops = [
+                [r.op for r in v.hist if r.group is value.group and r.role == "input"]
+                for _, values in scope.returned_at
+                for v in values
+                if v.kind is Kind.TENSOR
+            ]
+            if ops and all(ops):  # ``DenseSAGEConv.forward(x, adj)``: ``adj @ x`` keeps adj
+                self.forward_saves_inputs.setdefault(class_name, {})[(position, name)] = ops[0][0]
 
     def _module_grad_targets(self) -> None:
         """Module-level code ran before the forwards that return hazardous grad targets were

@@ -135,8 +135,9 @@ class Expressions(AnalyzerBase):
             return [self._unknown()]
         if value.kind is Kind.CONTAINER:
             return value.elements or [self._unknown()]
-        if value.kind is Kind.MODULE and value.module and value.module.members:
-            return [self._member(value)]
+        listed = value.module is not None and (value.module.members or value.module.member_specs)
+        if value.kind is Kind.MODULE and listed:
+            return self._list_members(value)
         if value.kind is Kind.MODULE:
             # ``model[0]`` of a Sequential or ModuleList: a submodule, whose
             # parameters are the container's

@@ -59,8 +59,14 @@ class Inline(AnalyzerBase):
     def _inline_method(self, method: str, args: Args) -> list[Value] | None:
         """Likewise for ``self.method(...)`` inside a method of the same class."""
         cls = self.scope.ctx.cls
+        if cls is not None and method not in cls.methods:
+            cls = _defining_base(self.classes, cls, method)  # inherited from a same-file base
         func = cls.methods.get(method) if cls is not None else None
-        if cls is None or func is None or cls.is_function or not _plain_method(func):
+        if cls is None or func is None or cls.is_function:
+            return None
+        if _decorated(func) == {"staticmethod"}:  # ``self.split_heads(x, n)``: no ``self``
+            return self._sandbox(func, None, args)
+        if not _plain_method(func):
             return None
         if abstract(func):  # left to a subclass: the one same-file override, if one
             overrides = [
@@ -127,10 +133,17 @@ class Inline(AnalyzerBase):
             {name: dict(keys) for name, keys in self.arg_modules.items()},
             {key: set(modes) for key, modes in self.sequential_calls.items()},
             dict(self.class_values),
+            {name: dict(keys) for name, keys in self.arg_sure.items()},
         )
 
     def _restore_call_tables(self, tables: tuple[dict, ...]) -> None:
-        self.arg_grads, self.arg_modules, self.sequential_calls, self.class_values = tables
+        (
+            self.arg_grads,
+            self.arg_modules,
+            self.sequential_calls,
+            self.class_values,
+            self.arg_sure,
+        ) = tables
 
     def _inlinable(self, func: cst.FunctionDef) -> int | None:
         """The number of statements of a synchronous, non-generator function of a bounded
@@ -192,10 +205,30 @@ def _own_container(value: Value) -> Value:
     )
 
 
+def _defining_base(
+    classes: dict[str, ClassFacts], cls: ClassFacts, method: str
+) -> ClassFacts | None:
+    """The nearest same-file base class of ``cls`` that defines ``method``, depth first."""
+    pending, seen = list(cls.bases), {cls.name}
+    while pending:
+        base = classes.get(pending.pop(0))
+        if base is None or base.name in seen:
+            continue
+        seen.add(base.name)
+        if method in base.methods:
+            return base
+        pending = list(base.bases) + pending
+    return None
+
+
+def _decorated(func: cst.FunctionDef) -> set[str]:
+    """The plain names ``func`` is decorated with."""
+    return {d.decorator.value for d in func.decorators if isinstance(d.decorator, cst.Name)}
+
+
 def _plain_method(func: cst.FunctionDef) -> bool:
     """An instance method: not decorated as a static or class method or a property."""
-    names = {d.decorator.value for d in func.decorators if isinstance(d.decorator, cst.Name)}
-    return not names & {"staticmethod", "classmethod", "property"}
+    return not _decorated(func) & {"staticmethod", "classmethod", "property"}
 
 
 def _returned(scope: _Scope) -> list[Value] | None:

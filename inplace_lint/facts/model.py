@@ -114,6 +114,11 @@ class ModuleSpec:
     candidates: tuple[str, ...] = ()
     #: for nn.ModuleList/ModuleDict: the same-file module classes of its members
     members: tuple[str, ...] = ()
+    #: for nn.ModuleList: the members whose constructors the source shows (torch modules,
+    #: same-file classes, nested lists), and whether they are all of them, in order (a
+    #: literal display: ``for conv, bn, act in self.layers`` unpacks them by position)
+    member_specs: tuple[ModuleSpec, ...] = ()
+    positional: bool = False
     #: for an nn.Sequential over a list grown by appends: the members that may run first
     leads: tuple[ModuleSpec, ...] = ()
     #: and the members that may run last

@@ -99,6 +99,8 @@ class OpTable:
     overwrites: frozenset[str] = frozenset()
     #: every public attribute of ``torch.Tensor``
     tensor_attributes: frozenset[str] = frozenset()
+    #: functions returning the module they are given (``torch.nn.utils.weight_norm``)
+    module_wrappers: frozenset[str] = frozenset()
 
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
@@ -186,6 +188,7 @@ def load_table() -> OpTable:
         uninitialized=frozenset(raw.get("uninitialized", ())),
         overwrites=frozenset(raw.get("overwrites", ())),
         tensor_attributes=frozenset(raw.get("tensor_attributes", ())),
+        module_wrappers=frozenset(raw.get("module_wrappers", ())),
     )
 
 

@@ -24,6 +24,7 @@ from inplace_lint.facts.classes import (
     ModuleResolver,
     collect_attributes,
     collect_classes,
+    inherit_attributes,
 )
 from inplace_lint.facts.conditions import Key
 from inplace_lint.facts.constructed import (
@@ -141,6 +142,8 @@ class _Scope:
     start_seq: int = 0
     #: a module's ``forward``: the value bound to its first input
     first_input: Value | None = None
+    #: a forward's parameters after ``self``: (position, name, value as bound)
+    forward_inputs: list[tuple[int, str, Value]] = field(default_factory=list)
 
     def returned_positions(self) -> list[list[Value]] | None:
         """The values at each position of the tuple returned, when every ``return`` gives
@@ -217,7 +220,7 @@ class AnalyzerBase:
         self._containers_of: dict[int, frozenset[str]] = {}
         #: per function (by id): the names it binds, which Python makes local to it
         self._function_locals: dict[int, dict[str, int]] = {}
-        self._members: dict[int, Value] = {}
+        self._members: dict[int, list[Value]] = {}
         self._grad_params: dict[int, dict[str, int]] = {}
         #: enclosing loops: [id, names counting distinct iterations, seq the pass started at]
         self._loops: list[_LoopFrame] = []
@@ -300,6 +303,9 @@ class AnalyzerBase:
         #: function name -> argument position or keyword of an optimizer -> the positions or
         #: keywords of the modules, passed beside it, whose parameters it updates
         self.arg_optimizers: dict[str, dict[int | str, frozenset[int | str] | None]] = {}
+        #: function name -> argument position or keyword -> every call seen passes a tensor
+        #: known to be one there (not a value that may be a Python number)
+        self.arg_sure: dict[str, dict[int | str, bool]] = {}
 
     def _start_kept_graphs(self) -> None:
         #: (class, attribute) -> the tensors a method left there, carrying saves (a graph
@@ -311,6 +317,9 @@ class AnalyzerBase:
         #: module class -> the op whose save of its forward's first input every return
         #: depends on (``Postnet``'s first conv): a call saves the tensor it is given
         self.forward_saves_input: dict[str, str] = {}
+        #: module class -> (position, name) of a forward parameter -> the op whose save of it
+        #: every return depends on: a call saves the tensor it passes there
+        self.forward_saves_inputs: dict[str, dict[tuple[int, str], str]] = {}
         #: (class, method) -> the saves of module parameters its result carries, one set
         #: per position of the tuple it returns (one set when it does not return a tuple)
         self.returned_saves: dict[tuple[str, str], list[list[SaveRecord]]] = {}
@@ -323,6 +332,8 @@ class AnalyzerBase:
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver, self._fixed_lists, passed.get(facts.name))
             facts.constants = given_values(facts, given.get(facts.name, {}))
+        for facts in self.classes.values():
+            inherit_attributes(facts, self.classes)
 
     def _start_modes(self) -> None:
         """The interpreter's modes, all off."""

@@ -178,6 +178,9 @@ def _aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
     and ``r.split(1, -1)`` (its views); ``[v.squeeze(-1) for v in r.split(1, -1)]`` too."""
     if isinstance(node, cst.ListComp | cst.GeneratorExp):
         return _comprehension_alias(node, table)
+    if isinstance(node, cst.IfExp):  # ``x.unsqueeze(0) if x.dim() == 2 else x``: both arms
+        body = _aliased_param(node.body, table)
+        return body if body is not None and body == _aliased_param(node.orelse, table) else None
     while True:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value not in table.view_methods:
@@ -495,6 +498,12 @@ class _MutationFinder(Walker):
                     self.alias_of.pop(bound.value, None)
             names_bound: set[str] = set()
             _collect_names(target.target, names_bound)
+            if (
+                isinstance(name, cst.Name)
+                and name.value in self.index_of
+                and _aliased_param(original_node.value, self.table) == name.value
+            ):  # ``x = x.unsqueeze(0) if x.dim() == 2 else x``: still the caller's tensor
+                names_bound.discard(name.value)
             self.add_rebound(names_bound)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:

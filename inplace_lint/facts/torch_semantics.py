@@ -232,6 +232,39 @@ class TorchSemantics(AnalyzerBase):
         for result in into:
             result.hist.add(record)
 
+    def _forward_argument_saves(
+        self,
+        spec: ModuleSpec,
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        node: cst.Call,
+        produced: list[Value],
+    ) -> None:
+        """A same-file module called with tensors at parameters its forward keeps for every
+        result's backward (beyond the first input, ``_module_result_saves``): those tensors
+        are saved by this call."""
+        if self.scope.no_grad or not spec.classes:
+            return
+        into = [v for v in self._flatten(produced) if v.kind is Kind.TENSOR]
+        kept = [self.forward_saves_inputs.get(c, {}) for c in spec.classes]
+        if not into or not all(kept):
+            return
+        positional = [values for kw, arg, values in args if not kw and not arg.star]
+        keywords = {kw: values for kw, _, values in args if kw}
+        for (position, name), op in kept[0].items():
+            if not all((position, name) in other for other in kept[1:]):
+                continue
+            passed = keywords.get(name)
+            if passed is None and position < len(positional):
+                passed = positional[position]
+            # kept for another argument's gradient (``adj @ x`` keeps ``adj`` for ``x``):
+            # only when another tensor this call passes requires grad
+            others = [v for _, _, vs in args if vs is not passed for v in vs]
+            if self._grad_of(others) < 2:
+                continue
+            for value in passed or ():
+                if value.kind is Kind.TENSOR:
+                    self._save(value, f"{op} in {spec.classes[0]}.forward", node, "input", into)
+
     def _torch_call(self, qualified: str, node: cst.Call) -> list[Value]:
         """A call of a ``torch`` function or class: autograd entry points, optimizers,
         parameters, init functions and modules first, then ops from the table."""

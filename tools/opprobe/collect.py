@@ -430,6 +430,35 @@ def tensor_attributes() -> list[str]:
     return sorted(name for name in dir(torch.Tensor) if not name.startswith("_"))
 
 
+def module_wrappers() -> list[str]:
+    """The public functions of ``torch.nn.utils`` (and its ``parametrizations``) that return
+    the very module they are given (``weight_norm``, ``spectral_norm``): a module built
+    through them is the module inside. Probed on a fresh ``nn.Linear`` each."""
+    import warnings
+
+    import torch.nn.utils.parametrizations as parametrizations
+
+    found = []
+    for space, prefix in (
+        (torch.nn.utils, "torch.nn.utils"),
+        (parametrizations, "torch.nn.utils.parametrizations"),
+    ):
+        for name in sorted(dir(space)):
+            fn = getattr(space, name)
+            if name.startswith("_") or not callable(fn) or isinstance(fn, type):
+                continue
+            module = torch.nn.Linear(2, 2)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    returned = fn(module)
+            except Exception:  # most utilities take other arguments
+                continue
+            if returned is module:
+                found.append(f"{prefix}.{name}")
+    return found
+
+
 def is_factory(name: str) -> bool:
     """Whether ``torch.<name>`` builds a new tensor with no autograd history.
 

@@ -118,6 +118,7 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
         ),
         "overwrites": sorted(name for name in inplace_methods if collect.overwrites(name)),
         "tensor_attributes": collect.tensor_attributes(),
+        "module_wrappers": sorted(collect.module_wrappers()),
     }
     if grouped["modargs"]:
         args = {name: entry for name, entry in grouped["modargs"] if entry is not None}
