@@ -8,7 +8,7 @@ program is run with torch.
 
 from __future__ import annotations
 
-from programs import behave, codes
+from programs import behave, codes, run
 
 SPECULAR = """
 import torch
@@ -47,3 +47,29 @@ def test_a_helper_only_given_numbers_is_no_tensor_code() -> None:
         "    return term(2.0, 1.0)",
     ).format(normalize="h /= (h * h) ** 0.5")
     assert codes(source) == []
+
+
+COUNTS = """
+import torch
+
+
+def tensorize(graphs, width):
+    scope = []
+    total_atoms = 0
+    for n_atoms in graphs:
+        scope.append((total_atoms, n_atoms))
+        total_atoms += n_atoms
+    agraph = torch.zeros(total_atoms, width).long()
+    return agraph, scope
+
+
+agraph, scope = tensorize([2, 3], 4)
+"""
+
+
+def test_a_size_given_to_a_factory_is_no_tensor_evidence() -> None:
+    """dive-into-graphs' JTVAE (untuned run 13): ``torch.zeros(total_atoms, k)`` takes a
+    count; ``total_atoms += n`` rebinds an int, which the scope tuples do not see."""
+    assert codes(COUNTS) == []
+    scope = run(COUNTS)["scope"]
+    assert scope == [(0, 2), (2, 3)]
