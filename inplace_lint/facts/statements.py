@@ -419,15 +419,9 @@ class Statements(AnalyzerBase):
             tensors = items  # ``laterals[i - 1] += up``: the tensor the list holds, in place
         else:
             current = self._eval(target)
-            # a tensor, or one a torch module took (a view of) as input, or a name the
-            # function uses as only tensors are used (``h.norm(dim=-1)``): an int would be
+            # a tensor, or one a torch module took (a view of) as input: an int would be
             # rebound
-            evident = isinstance(target, cst.Name) and self._tensor_evidence(target.value)
-            tensors = [
-                v
-                for v in current
-                if v.kind is Kind.TENSOR and (v.sure or v.group.tensor or evident)
-            ]
+            tensors = [v for v in current if v.kind is Kind.TENSOR and (v.sure or v.group.tensor)]
             if op is None or not tensors:
                 result = self._binary_result(current, right, _aug_binary(node.operator), target)
                 self._assign(target, [result], None)
