@@ -1,9 +1,7 @@
 """Plain functions are analysed after their same-file callers, so that what every call
 passes is known when their parameters are bound: the grad (``arg_grads``) and whether it is
-a tensor for sure (``arg_sure``: not a value that may be a Python number). A name the
-function uses as only tensors are used (``h.norm(dim=-1)``) is a tensor for an augmented
-assignment too. Reduced from kaolin's spherical-Gaussian specular term (round 20). Every
-program is run with torch.
+a tensor for sure (``arg_sure``: not a value that may be a Python number). Reduced from
+kaolin's spherical-Gaussian specular term (round 20). Every program is run with torch.
 """
 
 from __future__ import annotations
