@@ -101,8 +101,7 @@ def _check(
     started = time.perf_counter()
     report = Report(subject.label)
     phase("running it with pass A")
-    with as_the_user_runs():
-        base = run(subject, detect=True, cover=True)
+    base = _base_run(subject, report)
     files = reached_files(base.lines, subject.path)
     report.files = files
     phase(f"linting {len(files)} file(s) it ran")
@@ -168,6 +167,26 @@ def _check(
         report.graphs = draw(subject, report.confirmed)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _base_run(subject: Subject, report: Report) -> Outcome:
+    """The run with pass A, as the user runs it; where torch.func (grad, vjp, jacrev)
+    refuses pass A's saved-tensor hooks, the run without it (the twins still judge every
+    site, as for any run), with a note."""
+    with as_the_user_runs():
+        base = run(subject, detect=True, cover=True)
+        if not _hooks_refused(base.error):
+            return base
+        report.notes.append(
+            "pass A was not run: torch.func refuses saved-tensor hooks; the sites were judged "
+            "by their out-of-place twins only"
+        )
+        return run(subject, cover=True)
+
+
+def _hooks_refused(error: BaseException | None) -> bool:
+    """The run stopped because torch.func does not support pass A's saved-tensor hooks."""
+    return isinstance(error, RuntimeError) and "don't yet support saved tensor hooks" in str(error)
 
 
 def _statuses(
