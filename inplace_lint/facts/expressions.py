@@ -16,6 +16,7 @@ from inplace_lint.facts.function_saves import saved_tensor
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
+from inplace_lint.facts.index_disjoint import Index, disjoint_indices
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, new_value
 from inplace_lint.facts.names import dotted_name
@@ -113,7 +114,13 @@ class Expressions(AnalyzerBase):
             if value.kind is Kind.CONTAINER and value.origin == "saved":
                 out.append(_saved_element(value, int_index(node)))  # ``ctx.saved_tensors[0]``
                 continue
-            out.extend(self._element(value, key, advanced))
+            elements = self._element(value, key, advanced)
+            if value.kind is Kind.TENSOR and not value.view and not advanced and key is None:
+                texts = _subscript_texts(self.module, node)
+                for element in elements:
+                    if element.view and element.group is value.group:
+                        element.index = texts
+            out.extend(elements)
         return out
 
     def _element(self, value: Value, key: str | None, advanced: bool) -> list[Value]:
@@ -374,6 +381,8 @@ class Expressions(AnalyzerBase):
                 continue  # the write was meant for the view's base
             if pending.loops and self._other_iteration_element(pending, node):
                 continue
+            if disjoint_indices(self._written_indices(pending), _read_indices(values, pending)):
+                continue  # ``s[:, i] = ...`` then ``next_word = s[:, i + 1]`` read
             matched.append(pending)
         if matched:
             for pending in matched:
@@ -440,6 +449,23 @@ class Expressions(AnalyzerBase):
         for name, values in scope.env.items():
             if name.startswith("self.") and name in scope.stores:
                 self._stale_snapshot(values, scope.stores[name], name, now, stored=True)
+
+    def _written_indices(self, pending: _Pending) -> list[Index] | None:
+        """The index of each view a write went through (``a = e[:, 0]; a *= 2``), or the
+        target's (``s[:, i] = ...`` on a tensor that is no view); None where one is unknown."""
+        found: list[Index] = []
+        target = pending.target_node
+        for value in pending.written:
+            if value.index is not None:
+                found.append(value.index)
+            elif not value.view and isinstance(target, cst.Subscript):
+                texts = _index_texts(self.module, target, self.table)
+                if texts is None:
+                    return None
+                found.append(texts)
+            else:
+                return None
+        return found
 
     def _other_iteration_element(self, pending: _Pending, node: cst.CSTNode) -> bool:
         """The write ran in an earlier iteration of a loop, at an index built from that loop's
@@ -589,3 +615,16 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return []
+
+
+def _read_indices(values: list[Value], pending: _Pending) -> list[Index] | None:
+    """The index of each view a read takes of the written storage; None where one is not a
+    view made by a known basic index."""
+    found: list[Index] = []
+    for value in values:
+        if value.group.id not in pending.groups:
+            continue
+        if value.index is None:
+            return None
+        found.append(value.index)
+    return found

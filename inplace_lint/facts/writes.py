@@ -82,9 +82,9 @@ class Writes(AnalyzerBase):
         filling = self._fills(tensors, target_node, via_call)
         group_ids = self._bump_versions(write, tensors, written_name, extra)
         pending = _Pending(group_ids, write, write.seq, written_name, tensors)
+        pending.target_node = target_node
         if self._loops:
             pending.loops = tuple(frame.key for frame in self._loops)
-            pending.target_node = target_node
         if via_call is not None:
             self._pending_call_write(pending, tensors, via_call, returned, side_effect, filling)
             return write
