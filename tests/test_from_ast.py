@@ -149,6 +149,9 @@ def _codes(module: cst.Module) -> list[str]:
 #: one held-out round file in this many is checked: the rounds (``bench/rounds``, some 1,000
 #: short scripts of one style, 70 more each session) would otherwise be most of the run
 ROUND_SAMPLE = 32
+#: likewise one case file (``tests/cases``, some 650 short scripts) in this many: the engine's
+#: own code, tests, examples and benchmarks are all checked
+CASE_SAMPLE = 4
 
 
 def _repo_files() -> list[Path]:
@@ -159,10 +162,13 @@ def _repo_files() -> list[Path]:
             for p in (ROOT / folder).rglob("*.py")
             if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
         ]
-    rounds = ROOT / "bench" / "rounds"
+    rounds, cases = ROOT / "bench" / "rounds", ROOT / "tests" / "cases"
     held_out = sorted(p for p in found if p.is_relative_to(rounds))
-    kept = set(held_out[::ROUND_SAMPLE])
-    return sorted(p for p in found if not p.is_relative_to(rounds) or p in kept)
+    own = sorted(p for p in found if p.is_relative_to(cases))
+    kept = set(held_out[::ROUND_SAMPLE]) | set(own[::CASE_SAMPLE])
+    return sorted(
+        p for p in found if not (p.is_relative_to(rounds) or p.is_relative_to(cases)) or p in kept
+    )
 
 
 @pytest.mark.parametrize("source", SNIPPETS.values(), ids=SNIPPETS.keys())
