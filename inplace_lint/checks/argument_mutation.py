@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import LineOf, RawFinding, Rule, saver
+from inplace_lint.checks.base import LineOf, RawFinding, Rule, callers_saved_tensor
 from inplace_lint.facts.events import ArgWrite, Facts
 from inplace_lint.facts.heuristics import zeroes_padding
 from inplace_lint.facts.summaries import destination
@@ -43,19 +43,7 @@ def _caller_harmed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
         if write.via_call is None or write.hidden or id(write.node) in seen:
             continue
         seen.add(id(write.node))
-        message = (
-            f"{write.what} mutates argument `{write.param}` in place; the caller passes "
-            f"`{write.target}` (line ",
-            LineOf(write.via_call),
-            f"), which {saver(event.record.op, event.record.role)} saved for backward (line ",
-            LineOf(event.record.node),
-            "): backward will fail",
-        )
-        related = (
-            (write.via_call, f"called with `{write.target}` here"),
-            (event.record.node, f"saved for backward by {event.record.op} here"),
-        )
-        yield RawFinding("IPL004", write.node, write.stmt, message, related)
+        yield callers_saved_tensor("IPL004", event)  # IPL001's, unless hidden by a detach
     for read in facts.stale_reads:
         write = read.write
         if write.via_call is None or id(write.node) in seen:

@@ -8,7 +8,7 @@ from typing import Literal
 
 import libcst as cst
 
-from inplace_lint.facts.events import Facts
+from inplace_lint.facts.events import Facts, SavedOverwrite
 
 #: How reports grade a rule's findings (SARIF ``level``, LSP severity, GitHub annotation).
 Severity = Literal["error", "warning"]
@@ -54,6 +54,27 @@ def saver(op: str, role: str) -> str:
     a module's forward pass (role ``parameters``, already worded with its own backticks)
     as it is."""
     return op if role == "parameters" else f"`{op}`"
+
+
+def callers_saved_tensor(
+    code: str, event: SavedOverwrite, outcome: str = "backward will fail"
+) -> RawFinding:
+    """A helper writes, in place, a tensor its caller passed after an op there saved it:
+    the finding on the helper's write, naming the call and the save."""
+    write, record = event.write, event.record
+    message = (
+        f"{write.what} mutates argument `{write.param}` in place; the caller passes "
+        f"`{write.target}` (line ",
+        LineOf(write.via_call),
+        f"), which {saver(record.op, record.role)} saved for backward (line ",
+        LineOf(record.node),
+        f"): {outcome}",
+    )
+    related = (
+        (write.via_call, f"called with `{write.target}` here"),
+        (record.node, f"saved for backward by {record.op} here"),
+    )
+    return RawFinding(code, write.node, write.stmt, message, related)
 
 
 @dataclass(frozen=True)

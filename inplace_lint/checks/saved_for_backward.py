@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import LineOf, RawFinding, Rule, saver
-from inplace_lint.facts.events import OUT_GRAD, Facts, SavedOverwrite
+from inplace_lint.checks.base import LineOf, RawFinding, Rule, callers_saved_tensor
+from inplace_lint.facts.events import OUT_GRAD, Facts
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import ModuleSpec, Write
 from inplace_lint.facts.syntax import short_name
+
+#: how a broken save makes backward fail
+_OUTCOME = "backward will fail with 'modified by an inplace operation'"
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
@@ -21,7 +24,8 @@ def check(facts: Facts) -> Iterator[RawFinding]:
             continue
         seen.add(id(write.node))
         if write.via_call is not None and record.role != "parameters":
-            yield _callers_saved_tensor(event)  # a helper writes its caller's saved tensor
+            # a helper writes its caller's saved tensor
+            yield callers_saved_tensor("IPL001", event, _OUTCOME)
             continue
         if record.role == "parameters":
             saved = f"{record.op} saved them for backward"
@@ -49,24 +53,6 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         yield RawFinding("IPL001", write.node, write.stmt, message, tuple(related))
     yield from _multi_view_writes(facts, seen)
     yield from _sequential_chains(facts)
-
-
-def _callers_saved_tensor(event: SavedOverwrite) -> RawFinding:
-    """A helper writes, in place, a tensor its caller passed after an op there saved it."""
-    write, record = event.write, event.record
-    message = (
-        f"{write.what} mutates argument `{write.param}` in place; the caller passes "
-        f"`{write.target}` (line ",
-        LineOf(write.via_call),
-        f"), which {saver(record.op, record.role)} saved for backward (line ",
-        LineOf(record.node),
-        "): backward will fail with 'modified by an inplace operation'",
-    )
-    related = (
-        (write.via_call, f"called with `{write.target}` here"),
-        (record.node, f"saved for backward by {record.op} here"),
-    )
-    return RawFinding("IPL001", write.node, write.stmt, message, related)
 
 
 def _multi_view_writes(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:

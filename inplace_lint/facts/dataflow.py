@@ -124,25 +124,13 @@ class Analyzer(
         given = scope.first_input
         if given is None or given.kind is not Kind.TENSOR:
             return
-        saved_in = [
-            [r.op for r in value.hist if r.group is given.group and r.role == "input"]
-            for _, values in scope.returned_at
-            for value in values
-            if value.kind is Kind.TENSOR
-        ]
-        if saved_in and all(saved_in):  # every tensor it returns went through that save
-            self.forward_saves_input[class_name] = saved_in[0][0]
+        op = _kept_for_every_return(scope, given)
+        if op is not None:
+            self.forward_saves_input[class_name] = op
         for position, name, value in scope.forward_inputs[1:]:
-            if value.kind is not Kind.TENSOR:
-                continue
-            ops = [
-                [r.op for r in v.hist if r.group is value.group and r.role == "input"]
-                for _, values in scope.returned_at
-                for v in values
-                if v.kind is Kind.TENSOR
-            ]
-            if ops and all(ops):  # ``DenseSAGEConv.forward(x, adj)``: ``adj @ x`` keeps adj
-                self.forward_saves_inputs.setdefault(class_name, {})[(position, name)] = ops[0][0]
+            op = _kept_for_every_return(scope, value)
+            if op is not None:  # ``DenseSAGEConv.forward(x, adj)``: ``adj @ x`` keeps adj
+                self.forward_saves_inputs.setdefault(class_name, {})[(position, name)] = op
 
     def _module_grad_targets(self) -> None:
         """Module-level code ran before the forwards that return hazardous grad targets were
@@ -336,6 +324,20 @@ def _calls_any(func: cst.FunctionDef, names: dict[str, Sequence[Mutation]]) -> b
             if type(callee) is cst.Attribute and callee.attr.value in names:
                 return True
     return False
+
+
+def _kept_for_every_return(scope: _Scope, given: Value) -> str | None:
+    """The op that saved the input ``given`` on the way to every tensor the function
+    returns (the first one found), or None."""
+    if given.kind is not Kind.TENSOR:
+        return None
+    saved_in = [
+        [r.op for r in value.hist if r.group is given.group and r.role == "input"]
+        for _, values in scope.returned_at
+        for value in values
+        if value.kind is Kind.TENSOR
+    ]
+    return saved_in[0][0] if saved_in and all(saved_in) else None
 
 
 def _saved_on_path(value: Value, path: tuple[tuple[int, int], ...]) -> list[str]:
