@@ -53,6 +53,21 @@ def _merge_arms(
     return out
 
 
+def _merged_envs(envs: list[dict[str, list[Value]]]) -> dict[str, list[Value]]:
+    """Per name, the values it holds in any of ``envs``, each once, in order."""
+    merged: dict[str, list[Value]] = {}
+    present: dict[str, set[int]] = {}  # the ids in each bucket, for a linear merge
+    for env in envs:
+        for name, values in env.items():
+            bucket = merged.setdefault(name, [])
+            ids = present.setdefault(name, set())
+            for value in values:
+                if id(value) not in ids:
+                    ids.add(id(value))
+                    bucket.append(value)
+    return merged
+
+
 def _without_grad(env: dict[str, list[Value]], names: frozenset[str]) -> list[tuple[Value, int]]:
     """Mark the tensors ``names`` hold in ``env`` as needing no grad; their grads before."""
     changed = []
@@ -314,11 +329,14 @@ class Binder(AnalyzerBase):
         condition: tuple[Key, bool] | None = None,
         grad_off: tuple[bool, ...] = (),
         plain: tuple[frozenset[str], ...] = (),
+        no_tensor: tuple[dict[str, bool], ...] = (),
     ) -> None:
         """Each arm from the same environment, then the merge; ``condition``: an ``if``'s
         test (``conditions``), whose earlier arms' values a matching test rules out;
         ``grad_off``: the arms a test on torch's grad mode runs with grad off; ``plain``: per
-        arm, the names whose tensors a ``requires_grad`` test says need no grad there."""
+        arm, the names whose tensors a ``requires_grad`` test says need no grad there;
+        ``no_tensor``: per arm, the names a type test says hold no tensor there (true: a
+        container)."""
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
@@ -336,6 +354,8 @@ class Binder(AnalyzerBase):
             scope.env = dict(start_env)
             scope.bindings = dict(start_bindings)
             scope.arms = dict(start_arms)
+            for name, container in no_tensor[arm].items() if arm < len(no_tensor) else ():
+                scope.env[name] = [new_value(Kind.CONTAINER if container else Kind.OTHER, name)]
             if condition is not None and arm < 2:
                 self._rule_out(condition[0], condition[1] == (arm == 0))
             self._path.append((branch, arm))
@@ -372,17 +392,7 @@ class Binder(AnalyzerBase):
             newest.update(start_bindings)
         scope.stale.extend(held[0])
         scope.hidden.extend(held[1])
-        merged: dict[str, list[Value]] = {}
-        present: dict[str, set[int]] = {}  # the ids in each bucket, for a linear merge
-        for env in envs:
-            for name, values in env.items():
-                bucket = merged.setdefault(name, [])
-                ids = present.setdefault(name, set())
-                for value in values:
-                    if id(value) not in ids:
-                        ids.add(id(value))
-                        bucket.append(value)
-        scope.env = merged
+        scope.env = merged = _merged_envs(envs)
         scope.bindings = newest
         scope.arms = _merge_arms(branch, merged, envs, arm_tags)
 

@@ -57,6 +57,7 @@ from inplace_lint.facts.summaries import (
     Mutation,
 )
 from inplace_lint.facts.syntax import _tensor_names, bound_names, foreign_names
+from inplace_lint.facts.type_tests import container_predicates
 from inplace_lint.facts.walk import (
     is_expression,
     own_nodes,
@@ -420,6 +421,11 @@ class AnalyzerBase:
         for item in inputs:
             value.hist |= item.hist
         return value
+
+    @functools.cached_property
+    def _container_predicates(self) -> dict[str, frozenset[int]]:
+        """Same-file predicates that test parameters to be containers (``type_tests``)."""
+        return container_predicates(self.functions)
 
     @functools.cached_property
     def _attribute_stores(self) -> Counter[str]:

@@ -38,6 +38,7 @@ from inplace_lint.facts.syntax import (
     runs_at_least_once,
     shifted_slices,
 )
+from inplace_lint.facts.type_tests import type_arms
 
 
 class Statements(AnalyzerBase):
@@ -107,6 +108,7 @@ class Statements(AnalyzerBase):
                 condition=condition_key(stmt.test, scope.bindings),
                 grad_off=grad_off_arms(stmt.test, self.imports.qualify),
                 plain=plain_arms(stmt.test),
+                no_tensor=type_arms(stmt.test, self._container_predicates, self.imports.qualify),
             )
         elif isinstance(stmt, cst.For):
             scope.stmt = stmt

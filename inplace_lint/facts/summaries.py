@@ -18,7 +18,14 @@ from inplace_lint.facts.conditions import _negated
 from inplace_lint.facts.model import Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
-from inplace_lint.facts.syntax import _string_key, basic_index, constant_element, int_index
+from inplace_lint.facts.syntax import (
+    _string_key,
+    _terminates,
+    basic_index,
+    constant_element,
+    int_index,
+)
+from inplace_lint.facts.type_tests import type_arms
 from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
@@ -30,10 +37,12 @@ class _Arms:
     current: set[str] = field(default_factory=set)
     done: list[set[str]] = field(default_factory=list)
     orelse: cst.CSTNode | None = None
+    #: names the test says hold no tensor in the arms after the first (``type_tests``)
+    otherwise: frozenset[str] = frozenset()
 
     def next_arm(self) -> None:
         self.done.append(self.current)
-        self.current = set()
+        self.current = set(self.otherwise)
 
 
 @dataclass(frozen=True)
@@ -388,7 +397,9 @@ class _MutationFinder(Walker):
     def visit_If(self, node: cst.If) -> None:
         if self.arms and self.arms[-1].orelse is node:  # an ``elif``: the else arm of
             self.arms[-1].next_arm()  # the branch being walked
-        self.arms.append(_Arms(orelse=node.orelse))
+        # a name a type test says holds no tensor in an arm is not the caller's tensor there
+        first, other = type_arms(node.test, {}, self.imports.qualify)
+        self.arms.append(_Arms(set(first), orelse=node.orelse, otherwise=frozenset(other)))
         self._guard(node.test, node.body, node.orelse)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -536,6 +547,8 @@ class _MutationFinder(Walker):
         arms = self.arms.pop()
         if original_node.orelse is not None:  # rebound on every path through the branch
             self.add_rebound(set.intersection(*arms.done, arms.current))
+        elif _terminates(original_node.body.body):  # only the untaken test goes on
+            self.add_rebound(set(arms.otherwise))
 
     def visit_For(self, node: cst.For) -> None:
         self.arms.append(_Arms())  # the body may run no time at all
