@@ -441,7 +441,9 @@ class Calls(AnalyzerBase):
             if submodules:  # ``model.discriminator(x)``
                 return self._call_modules(submodules, args, node, self._text(func))
             through = self._module_method(modules, method, inputs)
-            return [through or self._unknown(inputs=inputs)]
+            result = through or self._unknown(inputs=inputs)
+            self._method_output_saved(modules, method, result, node)
+            return [result]
         if Kind.CONTAINER in kinds:
             containers = [v for v in receiver if v.kind is Kind.CONTAINER]
             if method in ("append", "extend", "insert", "add"):

@@ -113,14 +113,9 @@ class Analyzer(
     def _note_saved_output(self, scope: _Scope, class_name: str) -> None:
         """A forward's output is saved only if every tensor it may return was saved on the
         way to that return (``if self.act: x = self.relu_(x)`` saves on one arm only)."""
-        saved_by = [
-            _saved_on_path(value, path)
-            for path, values in scope.returned_at
-            for value in values
-            if value.kind is Kind.TENSOR
-        ]
-        if saved_by and all(saved_by):
-            self.forward_saves_output[class_name] = saved_by[0][0]
+        op = _saved_for_every_return(scope)
+        if op is not None:
+            self.forward_saves_output[class_name] = op
         given = scope.first_input
         if given is None or given.kind is not Kind.TENSOR:
             return
@@ -304,6 +299,10 @@ class Analyzer(
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
             if ctx.role == "forward" and ctx.cls is not None:
                 self._note_saved_output(scope, ctx.cls.name)
+            elif ctx.cls is not None and ctx.cls.is_module and ctx.name != "__init__":
+                op = _saved_for_every_return(scope)
+                if op is not None:  # ``model.forward_head(x)`` returns what a ReLU kept
+                    self.method_saves_output[(ctx.cls.name, ctx.name)] = op
         finally:
             self._scope = outer
         return scope
@@ -324,6 +323,18 @@ def _calls_any(func: cst.FunctionDef, names: dict[str, Sequence[Mutation]]) -> b
             if type(callee) is cst.Attribute and callee.attr.value in names:
                 return True
     return False
+
+
+def _saved_for_every_return(scope: _Scope) -> str | None:
+    """The op that saved every tensor the function may return, on the way to that return
+    (``if self.act: x = self.relu_(x)`` saves on one arm only), or None."""
+    saved_by = [
+        _saved_on_path(value, path)
+        for path, values in scope.returned_at
+        for value in values
+        if value.kind is Kind.TENSOR
+    ]
+    return saved_by[0][0] if saved_by and all(saved_by) else None
 
 
 def _kept_for_every_return(scope: _Scope, given: Value) -> str | None:

@@ -256,6 +256,8 @@ class AnalyzerBase:
         self.sequential_calls: dict[int, set[bool]] = {}
         #: module class -> the op whose saved output its forward returns
         self.forward_saves_output: dict[str, str] = {}
+        #: (class, method) -> the op that saved every tensor a module's other method returns
+        self.method_saves_output: dict[tuple[str, str], str] = {}
         #: module class -> (tuple length, position -> the write that makes differentiating
         #: against that returned tensor wrong)
         self.returned_targets: dict[str, tuple[int, dict[int, tuple[Write, str]]]] = {}

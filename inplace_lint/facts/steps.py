@@ -385,6 +385,19 @@ class Steps(AnalyzerBase):
         cls = self.classes.get(class_name)
         return [self._saves_here(records, cls, owner) for records in shape]
 
+    def _method_output_saved(
+        self, modules: list[Value], method: str, result: Value, node: cst.Call
+    ) -> None:
+        """``model.forward_head(x)`` whose every return an op in the method saved (a ReLU's
+        output, a view of it): the result is saved at this call too."""
+        if result.kind is not Kind.TENSOR or self.scope.no_grad:
+            return
+        classes = [c for m in modules if m.module is not None for c in m.module.classes]
+        ops = [self.method_saves_output.get((c, method)) for c in classes]
+        if ops and all(ops):
+            result.grad = 2
+            self._save(result, f"{ops[0]} in {classes[0]}.{method}", node, "result", [result])
+
     def _module_method(
         self, modules: list[Value], method: str, inputs: list[Value]
     ) -> Value | None:
