@@ -40,12 +40,64 @@ def test_the_same_column_read_again_is_still_stale() -> None:
 
 
 def test_which_index_texts_are_disjoint() -> None:
-    assert disjoint_indices([(":", "i")], [(":", "i + 1")])
-    assert disjoint_indices([(":", "0")], [(":", "1")])
-    assert disjoint_indices([("k - 1", ":")], [("k", ":")])
-    assert not disjoint_indices([(":", "i")], [(":", "j")])
-    assert not disjoint_indices([(":", "i")], [(":", "i")])
-    assert not disjoint_indices([(":", "0")], [("0", ":")])
-    assert not disjoint_indices([("0",)], [(":", "1")])
-    assert not disjoint_indices([], [(":", "1")])
-    assert not disjoint_indices(None, [(":", "1")])
+    def disjoint(written: list[tuple[str, ...]] | None, read: list[tuple[str, ...]]) -> bool:
+        on_one = None if written is None else [(0, w) for w in written]
+        return disjoint_indices(on_one, [(0, r) for r in read])
+
+    assert disjoint([(":", "i")], [(":", "i + 1")])
+    assert disjoint([(":", "0")], [(":", "1")])
+    assert disjoint([("k - 1", ":")], [("k", ":")])
+    assert disjoint([(":batch",)], [("batch:",)])
+    assert disjoint([("1:n",)], [(":1",)])
+    assert not disjoint([(":batch",)], [(":batch",)])
+    assert not disjoint([(":", "i")], [(":", "j")])
+    assert not disjoint([(":", "i")], [(":", "i")])
+    assert not disjoint([(":", "0")], [("0", ":")])
+    assert not disjoint([("0",)], [(":", "1")])
+    assert not disjoint([], [(":", "1")])
+    assert not disjoint(None, [(":", "1")])
+    # only indices of one storage are compared: another tensor's write says nothing here
+    assert disjoint_indices([(1, (":b",)), (2, (":", "0"))], [(1, ("b:",))])
+    assert not disjoint_indices([(2, (":", "0"))], [(1, ("b:",))])
+
+
+HALVES = """
+import torch
+import torch.nn as nn
+from kornia_utils import maybe_compile
+
+
+class Detector(nn.Module):
+    def __init__(self, subpix_module):
+        super().__init__()
+        self.subpix = maybe_compile(subpix_module)
+
+    def _refine_minmax(self, response: torch.Tensor, batchable: bool):
+        if batchable:
+            batch = response.shape[0]
+            values = self.subpix(torch.cat((response, -response), dim=0))
+            return values[:batch], values[batch:]
+        return self.subpix(response), self.subpix(-response)
+
+    def forward(self, oct_resp: torch.Tensor, batchable: bool):
+        response_max, response_min = self._refine_minmax(oct_resp, batchable)
+        response_max[:, 0] = 0.0
+        response_min[:, 0] = 0.0
+        return torch.where(response_min > response_max, response_min, response_max)
+"""
+
+
+def test_the_two_halves_of_one_tensor_do_not_overlap() -> None:
+    """kornia's scale-space detector: the maxima's and minima's responses are the two halves
+    of one batched refinement, each zeroed at its border (the other arm's separate results
+    are other storage, whose written index says nothing of these halves)."""
+    assert codes(HALVES) == []
+    program = HALVES.replace("from kornia_utils import maybe_compile\n", "")
+    call = (
+        "def maybe_compile(module):\n    return module\n"
+        "r = torch.randn(2, 3)\n"
+        "out = Detector(lambda t: t * 2)(r, True)\n"
+        "twin = Detector(lambda t: t * 2)(r, False)\n"
+    )
+    scope = run(program + call)
+    assert scope["torch"].equal(scope["out"], scope["twin"])

@@ -16,7 +16,7 @@ from inplace_lint.facts.function_saves import saved_tensor
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
-from inplace_lint.facts.index_disjoint import Index, disjoint_indices
+from inplace_lint.facts.index_disjoint import Located, disjoint_indices
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, new_value
 from inplace_lint.facts.names import dotted_name
@@ -450,19 +450,20 @@ class Expressions(AnalyzerBase):
             if name.startswith("self.") and name in scope.stores:
                 self._stale_snapshot(values, scope.stores[name], name, now, stored=True)
 
-    def _written_indices(self, pending: _Pending) -> list[Index] | None:
+    def _written_indices(self, pending: _Pending) -> list[Located] | None:
         """The index of each view a write went through (``a = e[:, 0]; a *= 2``), or the
-        target's (``s[:, i] = ...`` on a tensor that is no view); None where one is unknown."""
-        found: list[Index] = []
+        target's (``s[:, i] = ...`` on a tensor that is no view), each with its storage group;
+        None where one is unknown."""
+        found: list[Located] = []
         target = pending.target_node
         for value in pending.written:
             if value.index is not None:
-                found.append(value.index)
+                found.append((value.group.id, value.index))
             elif not value.view and isinstance(target, cst.Subscript):
                 texts = _index_texts(self.module, target, self.table)
                 if texts is None:
                     return None
-                found.append(texts)
+                found.append((value.group.id, texts))
             else:
                 return None
         return found
@@ -617,14 +618,14 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _read_indices(values: list[Value], pending: _Pending) -> list[Index] | None:
-    """The index of each view a read takes of the written storage; None where one is not a
-    view made by a known basic index."""
-    found: list[Index] = []
+def _read_indices(values: list[Value], pending: _Pending) -> list[Located] | None:
+    """The index of each view a read takes of the written storage, with its group; None
+    where one is not a view made by a known basic index."""
+    found: list[Located] = []
     for value in values:
         if value.group.id not in pending.groups:
             continue
         if value.index is None:
             return None
-        found.append(value.index)
+        found.append((value.group.id, value.index))
     return found

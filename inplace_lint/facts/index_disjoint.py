@@ -3,8 +3,9 @@
 Each view is known by the texts of the basic subscript that made it from a tensor that is no
 view itself (``e[:, 0]``: ``(":", "0")``; a subscript-assignment target likewise). Two such
 indices of one length are disjoint where one position holds different integers (``0`` and
-``1``) or one name with different constant offsets (``i`` and ``i + 1``). Anything else (a
-slice, another name, an unknown index) may overlap. Limits: texts, not values: ``i`` and
+``1``) or one name with different constant offsets (``i`` and ``i + 1``), or one is a slice
+that stops where the other starts (``v[:b]`` and ``v[b:]``). Anything else (another slice,
+another name, an unknown index) may overlap. Limits: texts, not values: ``i`` and
 ``j`` are taken to overlap even when they never meet.
 """
 
@@ -19,11 +20,15 @@ _INTEGER = re.compile(r"^\s*(-?\d+)\s*$")
 Index = tuple[str, ...]
 
 
-def disjoint_indices(written: Sequence[Index] | None, read: Sequence[Index] | None) -> bool:
-    """Every written index is disjoint from every read one (and there are some of each)."""
-    if not written or not read:
-        return False
-    return all(_disjoint(w, r) for w in written for r in read)
+#: an index with the storage group of the tensor it indexes
+Located = tuple[int, Index]
+
+
+def disjoint_indices(written: Sequence[Located] | None, read: Sequence[Located] | None) -> bool:
+    """Every written index is disjoint from every read one of the same storage (and some
+    read storage was written: another storage's index says nothing of this one)."""
+    pairs = [(w, r) for gw, w in written or () for gr, r in read or () if gw == gr]
+    return bool(pairs) and all(_disjoint(w, r) for w, r in pairs)
 
 
 def _disjoint(first: Index, second: Index) -> bool:
@@ -33,6 +38,8 @@ def _disjoint(first: Index, second: Index) -> bool:
 
 
 def _differ(first: str, second: str) -> bool:
+    if _abutting(first, second) or _abutting(second, first):
+        return True
     numbers = _INTEGER.match(first), _INTEGER.match(second)
     if numbers[0] and numbers[1]:
         return int(numbers[0].group(1)) != int(numbers[1].group(1))
@@ -47,3 +54,12 @@ def _offset(match: re.Match[str]) -> int:
         return 0
     value = int(match.group(3))
     return value if match.group(2) == "+" else -value
+
+
+def _abutting(first: str, second: str) -> bool:
+    """``first`` is a slice that stops where the slice ``second`` starts (``:b``, ``b:``)."""
+    a, b = first.split(":"), second.split(":")
+    if len(a) != 2 or len(b) != 2:
+        return False
+    stop, start = a[1].strip(), b[0].strip()
+    return bool(stop) and stop == start
