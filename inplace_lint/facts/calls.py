@@ -10,6 +10,13 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts import ledger
+from inplace_lint.facts.call_shapes import (
+    Args,
+    builds_over_parameters,
+    element_at,
+    lambda_map,
+    sure_tensor_passed,
+)
 from inplace_lint.facts.forward_returns import returned_tuple_size, returns_record
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
 from inplace_lint.facts.hooks import HOOK_VIEW
@@ -52,9 +59,6 @@ from inplace_lint.facts.vanishing import VANISHING_FUNCTIONS, VANISHING_METHODS
 CONSTRUCTION_NOTE = "created with inplace=True here"
 
 
-Args = list[tuple[str, cst.Arg, list[Value]]]
-
-
 class Calls(AnalyzerBase):
     """The calls room of the interpreter (see the module docstring)."""
 
@@ -85,7 +89,7 @@ class Calls(AnalyzerBase):
             if values is not None and any(v.kind is Kind.MODULE for v in values):
                 args = self._args(node)
                 return self._call_modules(values, args, node, name)
-            if name == "map" and values is None and _lambda_map(node):
+            if name == "map" and values is None and lambda_map(node):
                 return [self._mapped(node)]
             if name in ("dict", "list") and values is None and not node.args:
                 return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
@@ -131,12 +135,22 @@ class Calls(AnalyzerBase):
             inlined = self._inline_call(name, args)
             if inlined is not None:
                 return inlined
-            return [self._unknown(inputs=self._plain_call_inputs(name, args))]
+            return [self._unknown_callable(name, values, args)]
         called = self._eval(func)
         args = self._args(node)
         if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
             return self._call_modules(called, args, node, self._text(func))
         return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
+    def _unknown_callable(self, name: str, values: list[Value] | None, args: Args) -> Value:
+        """What a call of a name the file does not define gives: an optimizer over the
+        parameters passed first (``optimizer_class(self.qf1.parameters(), lr=lr)``, which
+        steps those if stepped at all), else an unknown value."""
+        if builds_over_parameters(args) and all(v.kind is Kind.OTHER for v in values or ()):
+            optimizer = new_value(Kind.OPTIMIZER, name)
+            optimizer.elements = self._param_groups(args)
+            return optimizer
+        return self._unknown(inputs=self._plain_call_inputs(name, args))
 
     def _mapped(self, node: cst.Call) -> Value:
         """``map(lambda t: to_heads(t, h), (q, k, v))``: the generator it stands for."""
@@ -277,7 +291,7 @@ class Calls(AnalyzerBase):
             elif mutation.element is not None:  # ``outputs[0].masked_fill_()``: that element
                 values = [*(v for v in values if v.kind is not Kind.CONTAINER)]
                 if not mutation.fresh_element:
-                    values += _element_at(passed[1], mutation.element)
+                    values += element_at(passed[1], mutation.element)
             elif mutation.key is not None:  # ``batch["ego"].div_()``: that entry
                 values = [
                     *(v for v in values if v.kind is not Kind.CONTAINER),
@@ -390,6 +404,26 @@ class Calls(AnalyzerBase):
             if arg is not None:
                 self._check_grad_targets(node, arg.value, None)
 
+    def _own_method(self, node: cst.Call, method: str) -> list[Value]:
+        """``self.method(...)``: what the same-file method gives (its summary, its inlined
+        body, the saves it carries); a method the module's class does not define is a
+        submodule from another file (``self.input_linear(x)``): a tensor for a tensor."""
+        args = self._args(node)
+        cls = self.scope.ctx.cls
+        given_back = self._record_call(method, node, args, cls.name if cls else None)
+        if cls is not None:  # ``self.enqueue(k)`` writes ``self.queue``
+            self._replay_attribute_writes(cls.name, method)
+        if given_back:
+            return given_back
+        inlined = self._inline_method(method, args)
+        if inlined is not None:
+            return inlined
+        inputs = [v for _, _, vs in args for v in vs]
+        # ``self.calc_loss(batch)``: computed through ``self``'s modules
+        through = self._method_result(cls.name, method, None, inputs) if cls else None
+        sure = cls is not None and cls.is_module and method not in cls.methods
+        return [through or self._unknown(inputs=inputs, sure=sure and sure_tensor_passed(args))]
+
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> list[Value]:
         method = func.attr.value
         scope = self.scope
@@ -399,20 +433,7 @@ class Calls(AnalyzerBase):
         self._note_reader(method, func.value)
         receiver = self._eval(func.value)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
-            args = self._args(node)
-            cls = scope.ctx.cls
-            given_back = self._record_call(method, node, args, cls.name if cls else None)
-            if cls is not None:  # ``self.enqueue(k)`` writes ``self.queue``
-                self._replay_attribute_writes(cls.name, method)
-            if given_back:
-                return given_back
-            inlined = self._inline_method(method, args)
-            if inlined is not None:
-                return inlined
-            inputs = [v for _, _, vs in args for v in vs]
-            # ``self.calc_loss(batch)``: computed through ``self``'s modules
-            through = self._method_result(cls.name, method, None, inputs) if cls else None
-            return [through or self._unknown(inputs=inputs)]
+            return self._own_method(node, method)
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":
             args = self._args(node)
             return [new_value(Kind.OTHER)]
@@ -534,6 +555,9 @@ class Calls(AnalyzerBase):
                 )
                 self._record_call(key, node, args)
             produced = self._apply_module(spec, module, first, inputs, node, callee)
+            if module.group.id in self._guessed_groups and not sure_tensor_passed(args):
+                for value in produced:  # ``ratio(steps / world)``: may give a number
+                    value.sure = False
             self._forward_argument_saves(spec, args, node, produced)
             if spec.user_class is not None and returns_record(self._forward_of(spec.user_class)):
                 # a tuple or ModelOutput: reading one field is not reading the others
@@ -773,29 +797,3 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
-
-
-def _element_at(values: list[Value], index: int) -> list[Value]:
-    """The element at a constant position of the list or tuple displays among ``values``
-    (``parse_output([mel, post, gate], lengths)``); none for containers of unknown order."""
-    found: list[Value] = []
-    for value in values:
-        if (
-            value.kind is Kind.CONTAINER
-            and value.literal_container
-            and -len(value.elements) <= index < len(value.elements)
-        ):
-            found.append(value.elements[index])
-    return found
-
-
-def _lambda_map(node: cst.Call) -> bool:
-    """``map(lambda t: ..., xs)``: one single-parameter lambda over one iterable."""
-    if len(node.args) != 2 or any(a.keyword or a.star for a in node.args):
-        return False
-    lam = node.args[0].value
-    if not isinstance(lam, cst.Lambda):
-        return False
-    params = lam.params
-    extra = params.kwonly_params or params.posonly_params or params.star_kwarg is not None
-    return len(params.params) == 1 and not extra and not isinstance(params.star_arg, cst.Param)
