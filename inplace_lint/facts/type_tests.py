@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
+from inplace_lint.facts.conditions import _negated, _parts
 from inplace_lint.facts.names import dotted_name
 
 #: types whose instances are never tensors, and that a tensor is never an instance of
@@ -160,23 +161,6 @@ def _containers(types: cst.BaseExpression) -> bool:
     return bool(names) and all(
         n is not None and n.rsplit(".", 1)[-1] in _CONTAINER_TYPES for n in names
     )
-
-
-def _parts(test: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]:
-    parts, pending = [], [test]
-    while pending:
-        part = pending.pop()
-        if isinstance(part, cst.BooleanOperation) and isinstance(part.operator, operator):
-            pending += [part.left, part.right]
-        else:
-            parts.append(part)
-    return parts
-
-
-def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return test.expression
-    return None
 
 
 def _tensor_tested(part: cst.BaseExpression, qualify: Qualify) -> str | None:
