@@ -24,6 +24,7 @@ LIST_SECTIONS = (
     "view_methods",
     "view_functions",
     "factory_functions",
+    "metadata_factories",
     "uninitialized",
     "overwrites",
     "module_wrappers",
@@ -138,6 +139,8 @@ def test_inplace_and_view_lists(table: dict[str, Any]) -> None:
     assert {"view", "transpose"} <= set(table["view_methods"])
     assert "torch.transpose" in table["view_functions"]
     assert {"torch.zeros", "torch.zeros_like"} <= set(table["factory_functions"])
+    assert "torch.zeros_like" in table["metadata_factories"]
+    assert not {"torch.tensor", "torch.as_tensor"} & set(table["metadata_factories"])
     assert table["methods"]["mul_"]["inplace"] is True
     assert table["methods"]["transpose"]["view"] is True
 

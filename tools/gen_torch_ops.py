@@ -17,6 +17,8 @@ inspects the autograd graph they build:
 * ``inplace``: the call bumped the first argument's version counter (or changed its data).
 * ``detached`` (present only when true): no recipe gave a result with autograd history,
   although its float inputs require grad (``x.new_tensor(v)``, ``argmax``, ``eq``).
+* ``metadata_factories``: the factories whose result, from one seed, is the same for a tensor
+  argument of one shape and dtype whatever its values (``zeros_like``, ``rand_like``).
 * modules: whether the graph of ``module(x, ...)`` saved ``x`` or the module's output, and
   for a module returning a tuple, ``outputs``: its length, and ``saved_outputs``: the
   positions of the outputs it saved (``nn.LSTM``'s ``out`` in ``out, (h, c)``).

@@ -95,6 +95,8 @@ class OpTable:
     factory_functions: frozenset[str]
     #: factories and methods torch documents as returning uninitialized data
     uninitialized: frozenset[str] = frozenset()
+    #: factories that read only the shape, dtype and device of their tensor (``zeros_like``)
+    metadata_factories: frozenset[str] = frozenset()
     #: in-place methods whose result does not depend on ``self``'s old values (``copy_``)
     overwrites: frozenset[str] = frozenset()
     #: every public attribute of ``torch.Tensor``
@@ -186,6 +188,7 @@ def load_table() -> OpTable:
         view_functions=frozenset(raw.get("view_functions", ())),
         factory_functions=frozenset(raw.get("factory_functions", ())),
         uninitialized=frozenset(raw.get("uninitialized", ())),
+        metadata_factories=frozenset(raw.get("metadata_factories", ())),
         overwrites=frozenset(raw.get("overwrites", ())),
         tensor_attributes=frozenset(raw.get("tensor_attributes", ())),
         module_wrappers=frozenset(raw.get("module_wrappers", ())),

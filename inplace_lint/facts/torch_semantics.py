@@ -275,7 +275,11 @@ class TorchSemantics(AnalyzerBase):
         if spec is not None:
             self._args(node)
             return [new_value(Kind.MODULE, module=spec)]
-        args = self._args(node)
+        if qualified in self.table.metadata_factories:
+            with self._meta:  # ``torch.zeros_like(x)`` reads x's shape, not its values
+                args = self._args(node)
+        else:
+            args = self._args(node)
         if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
             clamped = args[0][2] if args and not args[0][0] else []
             self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]), clamped)

@@ -337,6 +337,38 @@ def _builds_from_values(
     )
 
 
+def reads_metadata_only(name: str) -> bool:
+    """Whether the factory ``torch.<name>`` reads only the shape, dtype and device of the
+    tensor it is given (``zeros_like``): from the same seed, the call on that tensor and on
+    one of the same kind with other values gives equal results, for every recipe with a tensor
+    first that runs (at least one must). Uninitialized results are compared by metadata."""
+    fn = getattr(torch, name)
+    ran = False
+    for args, kwargs in LIKE_RECIPES:
+        results = []
+        for shift in (0.0, 3.0):
+            reseed()
+            built = list(build(args, False))
+            built[0] = built[0] + shift
+            reseed()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    results.append(fn(*built, **build(kwargs, False)))
+            except Exception:
+                break
+        if len(results) != 2:
+            continue
+        first, second = results
+        if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)):
+            return False
+        same_kind = first.shape == second.shape and first.dtype == second.dtype
+        if not same_kind or not (returns_uninitialized(f"torch.{name}") or first.equal(second)):
+            return False
+        ran = True
+    return ran
+
+
 def returns_uninitialized(name: str) -> bool:
     """Whether torch documents ``torch.<name>`` (or, for a bare name, ``Tensor.<name>``) as
     returning uninitialized data (``empty``, ``empty_like``, ``new_empty``): its old values are

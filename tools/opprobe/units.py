@@ -113,6 +113,11 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
         "view_methods": sorted(view_methods),
         "view_functions": sorted(name for name, entry in functions.items() if entry["view"]),
         "factory_functions": factories,
+        "metadata_factories": sorted(
+            f"torch.{name.removeprefix('torch.')}"
+            for name in factories
+            if collect.reads_metadata_only(name.removeprefix("torch."))
+        ),
         "uninitialized": sorted(
             name for name in (*factories, *methods) if collect.returns_uninitialized(name)
         ),
