@@ -718,7 +718,7 @@ class Calls(AnalyzerBase):
             # its output (``layers.insert(1, bn)`` before ``nn.ReLU(inplace=True)``)
             tail = spec.tails[0]
             self._save(result, short_name(tail.qualname or "module"), node, "result", [result])
-        saved_by = [(self.forward_saves_output.get(c), c) for c in spec.classes]
+        saved_by = [(self.method_saves_output.get((c, "forward")), c) for c in spec.classes]
         if saved_by and all(op for op, _ in saved_by):  # every class it may be saves it
             op = f"{saved_by[0][0]} in {saved_by[0][1]}.forward"
             self._save(result, op, node, "result", [result])

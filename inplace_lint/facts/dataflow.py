@@ -110,12 +110,8 @@ class Analyzer(
         self.facts.sequential_calls = self.sequential_calls
         return self.facts
 
-    def _note_saved_output(self, scope: _Scope, class_name: str) -> None:
-        """A forward's output is saved only if every tensor it may return was saved on the
-        way to that return (``if self.act: x = self.relu_(x)`` saves on one arm only)."""
-        op = _saved_for_every_return(scope)
-        if op is not None:
-            self.forward_saves_output[class_name] = op
+    def _note_saved_inputs(self, scope: _Scope, class_name: str) -> None:
+        """The forward inputs an op kept on the way to every tensor the forward returns."""
         given = scope.first_input
         if given is None or given.kind is not Kind.TENSOR:
             return
@@ -297,12 +293,12 @@ class Analyzer(
                     event.side_effect = False  # it hands back the tensor it wrote (in a dict)
             if ctx.node is not None and scope.escapes:
                 self._backward(scope.escapes, None, retain=False, what="the caller's backward")
-            if ctx.role == "forward" and ctx.cls is not None:
-                self._note_saved_output(scope, ctx.cls.name)
-            elif ctx.cls is not None and ctx.cls.is_module and ctx.name != "__init__":
+            if ctx.cls is not None and ctx.cls.is_module and ctx.name != "__init__":
                 op = _saved_for_every_return(scope)
                 if op is not None:  # ``model.forward_head(x)`` returns what a ReLU kept
                     self.method_saves_output[(ctx.cls.name, ctx.name)] = op
+            if ctx.role == "forward" and ctx.cls is not None:
+                self._note_saved_inputs(scope, ctx.cls.name)
         finally:
             self._scope = outer
         return scope

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from inplace_lint.facts.model import ModuleSpec
-from inplace_lint.facts.names import ImportTable
+from inplace_lint.facts.names import ImportTable, isinstance_test
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.walk import nested_scope, walk
 
@@ -45,9 +45,10 @@ def find_flip(init: cst.FunctionDef, imports: ImportTable) -> InplaceFlip | None
         types: set[str] = set()
         filtered = False
         for node in walk(loop.body, skip=nested_scope):
-            if isinstance(node, cst.Call) and _isinstance_of(node, name):
+            test = isinstance_test(node) if isinstance(node, cst.Call) else None
+            if test is not None and test[0] == name:
                 filtered = True
-                types |= _qualified_types(node.args[1].value, imports)
+                types |= _qualified_types(test[1], imports)
             elif isinstance(node, cst.Assign) and _sets_inplace(node, name):
                 return InplaceFlip(frozenset(types) if filtered else None, node)
     return None
@@ -78,16 +79,6 @@ def _over_submodules(iterable: cst.BaseExpression) -> bool:
         and isinstance(iterable.func.value, cst.Name)
         and iterable.func.value.value == "self"
         and iterable.func.attr.value in ("modules", "children")
-    )
-
-
-def _isinstance_of(call: cst.Call, name: str) -> bool:
-    return (
-        isinstance(call.func, cst.Name)
-        and call.func.value == "isinstance"
-        and len(call.args) == 2
-        and isinstance(call.args[0].value, cst.Name)
-        and call.args[0].value.value == name
     )
 
 

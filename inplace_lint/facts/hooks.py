@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inplace_lint.facts.model import ModuleSpec
-from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.names import ImportTable, dotted_name, isinstance_test
 from inplace_lint.facts.walk import children_of, walk
 
 #: what ``Value.multi_view`` names for a hooked module's output
@@ -291,17 +291,10 @@ class _Guards:
             self.types = allowed if self.types is None else self.types & allowed
 
     def _isinstance_types(self, node: cst.BaseExpression) -> frozenset[str] | None:
-        if not (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == "isinstance"
-            and len(node.args) == 2
-        ):
+        test = isinstance_test(node)
+        if test is None or test[0] != self.name:
             return None
-        subject = node.args[0].value
-        if not (isinstance(subject, cst.Name) and subject.value == self.name):
-            return None
-        kinds = node.args[1].value
+        kinds = test[1]
         items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         return frozenset(self._type_name(item) for item in items)
 

@@ -39,6 +39,20 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def isinstance_test(node: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
+    """``isinstance(x, T)`` (``T`` a type or a tuple of them) on a plain name ``x``: ``x``
+    and ``T``; None for any other expression."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+        return None
+    args = node.args
+    if node.func.value != "isinstance" or len(args) != 2:
+        return None
+    if any(a.keyword is not None or a.star for a in args):
+        return None
+    subject = args[0].value
+    return (subject.value, args[1].value) if isinstance(subject, cst.Name) else None
+
+
 def _module_name(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 

@@ -254,9 +254,8 @@ class AnalyzerBase:
         self.arg_modules: dict[str, dict[int | str, ModuleSpec | None]] = {}
         #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
         self.sequential_calls: dict[int, set[bool]] = {}
-        #: module class -> the op whose saved output its forward returns
-        self.forward_saves_output: dict[str, str] = {}
-        #: (class, method) -> the op that saved every tensor a module's other method returns
+        #: (module class, method) -> the op that saved every tensor the method returns, on
+        #: the way to that return (``forward``, or ``forward_head``)
         self.method_saves_output: dict[tuple[str, str], str] = {}
         #: module class -> (tuple length, position -> the write that makes differentiating
         #: against that returned tensor wrong)

@@ -381,8 +381,10 @@ def _tensor_names(func: cst.FunctionDef, imports: ImportTable, table: OpTable) -
         def visit_Call(self, node: cst.Call) -> None:
             qualified = imports.qualify(node.func) or ""
             # a factory's first argument is a size or data (``torch.zeros(n, k)``), except
-            # the ``*_like`` ones, which take a tensor
-            factory = qualified in table.factory_functions and not qualified.endswith("_like")
+            # the ones that read a tensor's metadata (``zeros_like``)
+            factory = (
+                qualified in table.factory_functions and qualified not in table.metadata_factories
+            )
             if qualified.startswith("torch.") and node.args and not factory:
                 first = node.args[0].value
                 if isinstance(first, cst.Name):

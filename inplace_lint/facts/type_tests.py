@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import libcst as cst
 
 from inplace_lint.facts.conditions import _negated, _parts
-from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.names import dotted_name, isinstance_test
+from inplace_lint.facts.syntax import _orelse
 
 #: types whose instances are never tensors, and that a tensor is never an instance of
 _CONTAINER_TYPES = frozenset(
@@ -86,10 +87,11 @@ def container_predicates(functions: Mapping[str, cst.FunctionDef]) -> dict[str, 
         if params.posonly_params or isinstance(params.star_arg, cst.Param):
             continue
         names = [p.name.value for p in params.params]
-        tested = _always_tested(func.body.body, frozenset())
-        if tested:
-            found[name] = frozenset(names.index(n) for n in tested if n in names)
-    return {name: positions for name, positions in found.items() if positions}
+        tested = _always_tested(func.body.body, frozenset()) or frozenset()
+        positions = frozenset(names.index(n) for n in tested if n in names)
+        if positions:
+            found[name] = positions
+    return found
 
 
 def _always_tested(body: Sequence[cst.CSTNode], held: frozenset[str]) -> frozenset[str] | None:
@@ -120,17 +122,13 @@ def _returns(
         elif isinstance(stmt, cst.If):
             yield from _returns(stmt.body.body, held | container_names(stmt.test, {}))
             if stmt.orelse is not None:
-                yield from _returns(_else_body(stmt.orelse), held)
+                yield from _returns(_orelse(stmt.orelse), held)
         elif isinstance(stmt, cst.FunctionDef | cst.ClassDef):
             continue
         elif isinstance(stmt, cst.BaseCompoundStatement):
             for child in stmt.children:
                 if isinstance(child, cst.BaseSuite):
                     yield from _returns(child.body, held)  # type: ignore[arg-type]
-
-
-def _else_body(orelse: cst.If | cst.Else) -> Sequence[cst.CSTNode]:
-    return [orelse] if isinstance(orelse, cst.If) else orelse.body.body
 
 
 def _falsy(node: cst.BaseExpression) -> bool:
@@ -146,8 +144,9 @@ def _tested(part: cst.BaseExpression, predicates: Predicates) -> Iterator[str]:
     if any(a.keyword is not None or a.star for a in args):
         return
     if part.func.value == "isinstance":
-        if len(args) == 2 and isinstance(args[0].value, cst.Name) and _containers(args[1].value):
-            yield args[0].value.value
+        test = isinstance_test(part)
+        if test is not None and _containers(test[1]):
+            yield test[0]
         return
     for position in predicates.get(part.func.value, ()):
         if position < len(args) and isinstance(args[position].value, cst.Name):
@@ -165,12 +164,5 @@ def _containers(types: cst.BaseExpression) -> bool:
 
 def _tensor_tested(part: cst.BaseExpression, qualify: Qualify) -> str | None:
     """``isinstance(x, torch.Tensor)``: ``x``."""
-    if not (isinstance(part, cst.Call) and isinstance(part.func, cst.Name)):
-        return None
-    args = part.args
-    if part.func.value != "isinstance" or len(args) != 2 or args[0].keyword or args[1].keyword:
-        return None
-    subject = args[0].value
-    if isinstance(subject, cst.Name) and qualify(args[1].value) == "torch.Tensor":
-        return subject.value
-    return None
+    test = isinstance_test(part)
+    return test[0] if test is not None and qualify(test[1]) == "torch.Tensor" else None
