@@ -29,6 +29,13 @@ LIST_SECTIONS = (
     "overwrites",
     "module_wrappers",
     "tensor_attributes",
+    "tensor_properties",
+    "fresh_functions",
+    "fresh_methods",
+    "receiver_methods",
+    "outofplace_twins",
+    "fresh_modules",
+    "passing_modules",
 )
 TOP_LEVEL_KEYS = {"torch_version", "functions", "methods", "modules", *LIST_SECTIONS}
 
@@ -243,3 +250,28 @@ def test_a_write_to_what_gather_kept_is_found() -> None:
     (finding,) = lint_source(GATHERED, "g.py")
     assert (finding.code, finding.line) == ("IPL001", 6)
     assert "gather" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("section", "present", "absent"),
+    [
+        # new storage in every configuration probed
+        ("fresh_functions", ["torch.add", f"{F}.relu", f"{F}.conv2d", "torch.zeros"], []),
+        # ``F.dropout(x, training=False)`` and ``torch.as_tensor(x)`` hand ``x`` back; the
+        # identity ``einsum("ij", x)`` is a view
+        ("fresh_functions", [], [f"{F}.dropout", "torch.as_tensor", "torch.einsum"]),
+        ("fresh_methods", ["sum", "argmax", "size", "item", "clone"], ["contiguous", "to"]),
+        # ``x.double()`` on a double tensor is ``x``, as ``x.float()`` on a float one
+        ("receiver_methods", ["view", "contiguous", "to", "float", "double", "type_as"], []),
+        ("outofplace_twins", ["clamp_", "add_", "masked_fill_", "div_"], ["t_", "fill_"]),
+        # ``x.eq_(y)`` keeps ``x``'s dtype, ``x.eq(y)`` returns bools: no twin
+        ("outofplace_twins", [], ["eq_", "squeeze_", "copy_"]),
+        ("fresh_modules", ["torch.nn.Linear", "torch.nn.ReLU"], ["torch.nn.Dropout"]),
+        ("passing_modules", ["torch.nn.Dropout", "torch.nn.Identity", "torch.nn.Flatten"], []),
+    ],
+)
+def test_aliasing_sections(
+    table: dict[str, Any], section: str, present: list[str], absent: list[str]
+) -> None:
+    assert set(present) <= set(table[section])
+    assert not set(absent) & set(table[section])

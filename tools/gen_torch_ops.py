@@ -19,6 +19,15 @@ inspects the autograd graph they build:
   although its float inputs require grad (``x.new_tensor(v)``, ``argmax``, ``eq``).
 * ``metadata_factories``: the factories whose result, from one seed, is the same for a tensor
   argument of one shape and dtype whatever its values (``zeros_like``, ``rand_like``).
+* aliasing (``tools/opprobe/aliasing.py``), what the autofix needs to know that a rewrite
+  changes nothing else: ``fresh_functions`` / ``fresh_methods`` never hand back an input's
+  storage in any configuration probed (each recipe, each bool argument flipped, inputs
+  already of the result's dtype); ``receiver_methods`` hand back at most their receiver's
+  (``to``, ``contiguous``, ``view``); ``outofplace_twins``: in-place methods whose stem
+  returns what they write, in new storage (``clamp_``; not ``eq_``, whose stem returns
+  bools); ``fresh_modules`` / ``passing_modules``: ``torch.nn`` modules built without
+  ``inplace`` whose forward hands back new storage / at most its input's (``Dropout`` in
+  eval mode, ``Identity``); ``tensor_properties``: the Tensor data descriptors.
 * modules: whether the graph of ``module(x, ...)`` saved ``x`` or the module's output, and
   for a module returning a tuple, ``outputs``: its length, and ``saved_outputs``: the
   positions of the outputs it saved (``nn.LSTM``'s ``out`` in ``out, (h, c)``).

@@ -103,6 +103,20 @@ class OpTable:
     tensor_attributes: frozenset[str] = frozenset()
     #: functions returning the module they are given (``torch.nn.utils.weight_norm``)
     module_wrappers: frozenset[str] = frozenset()
+    #: public data descriptors of ``torch.Tensor`` (``shape``, ``grad``, ``T``)
+    tensor_properties: frozenset[str] = frozenset()
+    #: functions and methods that never hand back an input's storage (``tools/opprobe/
+    #: aliasing.py``): ``torch.add``, ``x.sum()``; not ``x.contiguous()`` or ``F.dropout``
+    fresh_functions: frozenset[str] = frozenset()
+    fresh_methods: frozenset[str] = frozenset()
+    #: methods that may hand back their receiver's storage and no other input's (``x.to``)
+    receiver_methods: frozenset[str] = frozenset()
+    #: in-place methods whose stem returns what they write, in new storage (``clamp_``)
+    outofplace_twins: frozenset[str] = frozenset()
+    #: ``torch.nn`` modules whose forward never hands back its input's storage (``Linear``);
+    #: and those that hand back at most their input's (``Dropout``, ``Identity`` too)
+    fresh_modules: frozenset[str] = frozenset()
+    passing_modules: frozenset[str] = frozenset()
 
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
@@ -192,7 +206,19 @@ def load_table() -> OpTable:
         overwrites=frozenset(raw.get("overwrites", ())),
         tensor_attributes=frozenset(raw.get("tensor_attributes", ())),
         module_wrappers=frozenset(raw.get("module_wrappers", ())),
+        **{field: frozenset(raw.get(field, ())) for field in _ALIASING_SECTIONS},
     )
+
+
+_ALIASING_SECTIONS = (
+    "tensor_properties",
+    "fresh_functions",
+    "fresh_methods",
+    "receiver_methods",
+    "outofplace_twins",
+    "fresh_modules",
+    "passing_modules",
+)
 
 
 def is_inplace_name(name: str) -> bool:

@@ -22,7 +22,7 @@ import libcst as cst
 
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
-from inplace_lint.fix.safety import FRESH
+from inplace_lint.fix.safety import has_twin
 from inplace_lint.outofplace import binary_form, is_inplace_name, needs_parens
 
 __all__ = ["BypassRewrites"]
@@ -93,7 +93,7 @@ class BypassRewrites(LineEdits):
 
     def _method(self, call: cst.Call, func: cst.Attribute) -> Built | None:
         method = func.attr.value
-        if not is_inplace_name(method) or method[:-1] not in FRESH or not self.is_statement(call):
+        if not is_inplace_name(method) or not has_twin(method) or not self.is_statement(call):
             return None
         receiver = func.value
         if isinstance(receiver, cst.Name):  # ``t = h.detach(); t.clamp_()``

@@ -22,7 +22,7 @@ from inplace_lint.facts.ops import load_table
 from inplace_lint.facts.walk import walk
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits, parameter_names
-from inplace_lint.fix.safety import FRESH
+from inplace_lint.fix.safety import has_twin
 from inplace_lint.outofplace import (
     binary_form,
     dotted_name,
@@ -47,7 +47,7 @@ class ElementRewrites(LineEdits):
         methods, root = method_chain(top, is_inplace_name)
         if not methods or not self.is_statement(top):
             return None
-        if any(m.attr.value[:-1] not in FRESH for m in methods):
+        if not all(has_twin(m.attr.value) for m in methods):
             return None
         if not isinstance(root, cst.Subscript) or not isinstance(root.value, cst.Name):
             return None
@@ -218,7 +218,7 @@ class ElementRewrites(LineEdits):
             if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
                 continue
             method = node.func.attr.value
-            if not is_inplace_name(method) or method[:-1] not in FRESH:
+            if not is_inplace_name(method) or not has_twin(method):
                 continue
             if self.is_torch(node.func.value):
                 written = node.args[0].value if node.args else None

@@ -3,7 +3,8 @@
 The out-of-place form of each write (its stem, the ``inplace`` position, the binary operator
 of an augmented assignment) comes from :mod:`inplace_lint.outofplace`; this module turns it
 into text edits and asks :class:`~inplace_lint.fix.safety.SafetyAnalysis` how safe each is.
-An in-place method is offered its stem only when the stem is in the vetted ``FRESH`` list.
+An in-place method is offered its stem only when the op table says the stem returns what the
+method writes, in new storage (``outofplace_twins``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from inplace_lint.fix.clones import CloneRewrites
 from inplace_lint.fix.elements import ElementRewrites
 from inplace_lint.fix.grad_mode import GradModeRewrites
 from inplace_lint.fix.reorder import StepReorder
-from inplace_lint.fix.safety import FRESH, FRESH_MODULES, SCOPES
+from inplace_lint.fix.safety import SCOPES, built_fresh, fresh_function, has_twin
 from inplace_lint.fix.tree import NEWLINE
 from inplace_lint.outofplace import (
     binary_form,
@@ -171,9 +172,9 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
 
     def _method_form(self, call: cst.Call, func: cst.Attribute, capable: bool) -> _Built | None:
         method = func.attr.value
-        base = method[:-1]
-        if base not in FRESH:
+        if not has_twin(method):
             return None
+        base = method[:-1]
         receiver = func.value
         chain = self._inplace_chain(call)
         if chain is not None:
@@ -216,7 +217,7 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
     ) -> _Built | None:
         """``h.mul_(2).add_(1)``: every method goes out of place; as a statement the chain
         rebinds ``h``. No fix when a method has no out-of-place form."""
-        if any(m.attr.value[:-1] not in FRESH for m in methods):
+        if not all(has_twin(m.attr.value) for m in methods):
             return None
         if not isinstance(root, cst.Name) or root.value in self.aliases:
             return None
@@ -232,7 +233,8 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
     def _function_form(self, call: cst.Call, func: cst.Attribute, capable: bool) -> _Built | None:
         name = func.attr.value
         base = name[:-1]
-        if base not in FRESH or not call.args or call.args[0].keyword is not None:
+        stem = (self.qualified(func) or f"torch.{name}")[:-1]
+        if not fresh_function(stem) or not call.args or call.args[0].keyword is not None:
             return None
         written = call.args[0].value
         rename = Edit(self.start(func.attr), self.end(func.attr), base)
@@ -426,7 +428,7 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if not isinstance(previous, cst.Call):
             return False
         short = (dotted_name(previous.func) or "").rsplit(".", 1)[-1]
-        if short in FRESH_MODULES and keyword(previous, "inplace") is None:
+        if built_fresh(short, previous):
             return True
         # an activation with an ``inplace`` flag left off returns a new tensor (``nn.ReLU()``);
         # dropout does not: in eval mode it hands its input back

@@ -2,9 +2,10 @@
 
 A rewrite is safe when the written name is a local whose every earlier binding is a fresh
 tensor and whose earlier uses create no alias (no view, no container, no call that might
-keep it, no closure), outside ``no_grad``. The word lists below are the evidence the
-judgement reads; they are vetted by hand because the op table does not say which ops never
-return their input or a view of it (``contiguous``, ``to`` may return ``self``).
+keep it, no closure), outside ``no_grad``. Which ops, methods and modules hand back new
+storage, and which in-place methods have an out-of-place twin, comes from the generated op
+table (``tools/opprobe/aliasing.py`` probes each in several configurations: ``contiguous``,
+``to`` and ``F.dropout(training=False)`` may hand back their input).
 """
 
 from __future__ import annotations
@@ -14,89 +15,98 @@ from collections.abc import Iterator
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from inplace_lint.facts.ops import OpTable, inplace_flag_positions, load_table
 from inplace_lint.fix.tree import FixTree, ScopeIndex
 from inplace_lint.outofplace import is_inplace_name, is_self, keyword
 
-__all__ = ["FRESH", "FRESH_MODULES", "PASS_MODULES", "SCOPES", "SafetyAnalysis"]
+__all__ = [
+    "SCOPES",
+    "SafetyAnalysis",
+    "built_fresh",
+    "fresh_function",
+    "fresh_method",
+    "fresh_module",
+    "has_twin",
+    "passing_module",
+]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+def _table() -> OpTable:
+    return load_table()
 
 
-#: Out-of-place tensor operations that always return a new tensor (never a view or ``self``);
-#: ``name_`` is an in-place twin with the same signature where it exists.
-FRESH = _words(
-    """
-    abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr asin asinh atan atan2
-    atanh baddbmm bernoulli bitwise_and bitwise_not bitwise_or bitwise_xor bmm cat ceil celu clamp
-    clamp_max clamp_min clip clone concat concatenate cos cosh cross cummax cummin cumprod cumsum
-    deg2rad digamma div divide dot einsum elu eq erf erfc erfinv exp exp2 expm1 eye fix flip
-    float_power floor floor_divide fmax fmin fmod frac full full_like gather ge gelu gt hardshrink
-    hardsigmoid hardswish hardtanh heaviside hypot i0 index_add index_copy index_fill index_put
-    index_select isfinite isinf isnan layer_norm le leaky_relu lerp lgamma linear log log10 log1p
-    log2 log_softmax logaddexp logical_and logical_not logical_or logical_xor logit logsigmoid
-    logsumexp lt masked_fill masked_scatter masked_select matmul maximum mean minimum mish mm mul
-    multiply mv nan_to_num ne neg negative norm normalize ones ones_like outer pow prod rad2deg
-    rand rand_like randint randint_like randn randn_like reciprocal relu relu6 remainder renorm
-    repeat repeat_interleave roll round rrelu rsqrt scatter scatter_add scatter_reduce selu sgn
-    sigmoid sign silu sin sinc sinh softmax softmin softplus softshrink sqrt square stack std sub
-    subtract sum tan tanh tensor threshold tril triu true_divide trunc var where xlogy zeros
-    zeros_like conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d
-    batch_norm group_norm instance_norm embedding one_hot cosine_similarity cdist linspace arange
-    empty empty_like logspace
-    """
-)
+def fresh_function(qualified: str) -> bool:
+    """``torch.add``, ``torch.nn.functional.conv2d``: never hands back an input's storage."""
+    return qualified in _table().fresh_functions
 
-#: Tensor methods and attributes that read metadata or values without aliasing the storage.
-_META = _words(
-    """
-    shape dtype device ndim requires_grad is_leaf grad_fn grad layout is_cuda size dim numel
-    nelement item tolist stride element_size is_contiguous is_floating_point is_complex data_ptr
-    get_device storage_offset any all argmax argmin max min count_nonzero allclose equal isclose
-    """
-)
 
-#: Tensor methods that return new tensors (values, indices) without an in-place twin in FRESH.
-_FRESH_READS = _words(
-    """
-    topk sort argsort msort kthvalue median nanmedian mode nonzero unique bincount histc
-    argwhere count_nonzero norm amax amin aminmax
-    """
-)
+def fresh_method(name: str) -> bool:
+    """``x.sum()``, ``x.size()``, ``x.argmax()``: never hands back ``x``'s storage."""
+    return name in _table().fresh_methods
 
-#: Builtins that take a tensor without keeping a reference to it.
-_SAFE_BUILTINS = _words(
-    "len print float int bool str repr format isinstance type id hash round abs"
-)
 
-#: ``nn`` modules whose output is always a new tensor (never their input).
-FRESH_MODULES = _words(
-    """
-    Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
-    BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm InstanceNorm1d InstanceNorm2d
-    InstanceNorm3d Sigmoid Tanh Softmax LogSoftmax Softplus GELU Embedding MaxPool1d MaxPool2d
-    MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d
-    LogSigmoid Softsign Tanhshrink
-    """
-)
+def has_twin(method: str) -> bool:
+    """``x.clamp_(...)`` may be written ``x = x.clamp(...)``: the stem returns what the
+    in-place method writes, in new storage."""
+    return method in _table().outofplace_twins
 
-#: ``nn`` modules that return their input, a view of it or a new tensor, never a tensor that
-#: another name holds (``out = self.relu(out)`` keeps ``out`` the only name of its tensor).
-PASS_MODULES = FRESH_MODULES | _words(
-    """
-    ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Hardtanh Hardswish Hardsigmoid
-    Hardshrink Softshrink Threshold RReLU PReLU Dropout Dropout1d Dropout2d Dropout3d
-    AlphaDropout FeatureAlphaDropout Identity Flatten Unflatten
-    """
-)
 
-#: Tensor methods that return their receiver, a view of it or a copy (``h = h.view(-1)``).
-_SELF_VIEWS = _words(
-    """
-    view view_as reshape reshape_as flatten unflatten transpose permute squeeze unsqueeze
-    contiguous t expand expand_as narrow movedim to float double half type_as
-    """
+def fresh_module(short: str) -> bool:
+    """``nn.Linear``: its forward never hands back its input's storage."""
+    return f"torch.nn.{short}" in _table().fresh_modules
+
+
+def built_fresh(short: str, constructor: cst.Call) -> bool:
+    """``nn.<short>(...)`` as ``constructor`` builds it never hands back its input's storage:
+    a fresh module whose ``inplace`` flag, where it has one, is left off (by keyword or by
+    position: ``nn.ReLU(True)`` is in place)."""
+    if not fresh_module(short) or any(arg.star for arg in constructor.args):
+        return False
+    flag = keyword(constructor, "inplace")
+    if flag is not None:
+        return isinstance(flag.value, cst.Name) and flag.value.value == "False"
+    position = inplace_flag_positions().get(short)
+    positional = [arg for arg in constructor.args if arg.keyword is None]
+    return position is None or len(positional) <= position
+
+
+def passing_module(short: str) -> bool:
+    """``nn.ReLU``, ``nn.Dropout``: its forward hands back its input, a view of it or a new
+    tensor, never a tensor another name holds (``out = self.relu(out)`` keeps ``out`` the
+    only name of its tensor)."""
+    return f"torch.nn.{short}" in _table().passing_modules
+
+
+def _receiver_method(name: str) -> bool:
+    """``h.view(-1)``, ``h.to(dtype)``: the receiver, a view of it or a copy."""
+    table = _table()
+    return name in table.receiver_methods or name in table.fresh_methods
+
+
+def _plain_property(name: str) -> bool:
+    """``x.shape``, ``x.grad``: a property that is no view of ``x`` (``x.T`` is one)."""
+    table = _table()
+    return name in table.tensor_properties and name not in table.view_methods
+
+
+#: Builtins that take a tensor without keeping a reference to it (Python, not torch).
+_SAFE_BUILTINS = frozenset(
+    [
+        "len",
+        "print",
+        "float",
+        "int",
+        "bool",
+        "str",
+        "repr",
+        "format",
+        "isinstance",
+        "type",
+        "id",
+        "hash",
+        "round",
+        "abs",
+    ]
 )
 
 _GRAD_OFF = ("no_grad", "inference_mode", "set_grad_enabled")
@@ -139,21 +149,20 @@ class SafetyAnalysis(FixTree):
         func = node.func
         qualified = self.qualified(func)
         if qualified is not None:
-            return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FRESH
+            return fresh_function(qualified)
         if isinstance(func, cst.Attribute) and is_self(func.value):  # ``self.conv(x)``
             module = self.module_of(func)
-            return module is not None and module[0] in FRESH_MODULES
+            return module is not None and built_fresh(*module)
         if isinstance(func, cst.Attribute):  # a tensor method
             root = func.value
             while isinstance(root, cst.Attribute | cst.Call | cst.Subscript):
                 root = root.func if isinstance(root, cst.Call) else root.value
-            return func.attr.value in FRESH and not is_self(root)
+            return fresh_method(func.attr.value) and not is_self(root)
         return False
 
     def module_of(self, func: cst.Attribute) -> tuple[str, cst.Call] | None:
         """For ``self.X``: the ``torch.nn`` class and the constructor call of the one
-        ``self.X = nn.Y(...)`` in the enclosing class, when the class assigns it once and
-        that constructor does not turn ``inplace`` on for a module that returns new tensors."""
+        ``self.X = nn.Y(...)`` in the enclosing class, when the class assigns it once."""
         cls = next((a for a in self.ancestors(func) if isinstance(a, cst.ClassDef)), None)
         if cls is None:
             return None
@@ -175,11 +184,7 @@ class SafetyAnalysis(FixTree):
         qualified = self.qualified(constructor.func) or ""
         if not qualified.startswith("torch.nn.") or qualified.startswith("torch.nn.functional."):
             return None
-        short = qualified.rsplit(".", 1)[-1]
-        flag = keyword(constructor, "inplace")
-        if short in FRESH_MODULES and flag is not None:
-            return None
-        return short, constructor
+        return qualified.rsplit(".", 1)[-1], constructor
 
     def _built_by(self, call: cst.Call) -> cst.Call | None:
         """``call`` itself, or for a call of a module-level helper whose every ``return``
@@ -222,7 +227,7 @@ class SafetyAnalysis(FixTree):
             module = self.module_of(func)
             return (
                 module is not None
-                and module[0] in PASS_MODULES
+                and passing_module(module[0])
                 and len(value.args) == 1
                 and first.keyword is None
                 and isinstance(first.value, cst.Name)
@@ -232,7 +237,7 @@ class SafetyAnalysis(FixTree):
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
             and func.value.value == name
-            and func.attr.value in _SELF_VIEWS
+            and _receiver_method(func.attr.value)
         ):
             return True
         qualified = self.qualified(func) or ""
@@ -447,16 +452,14 @@ class SafetyAnalysis(FixTree):
             outer = self.parent.get(parent)
             attr = parent.attr.value
             if isinstance(outer, cst.Call) and outer.func is parent:
-                if attr in _META or (attr in FRESH and keyword(outer, "out") is None):
-                    return "use"
-                if attr in _FRESH_READS and keyword(outer, "out") is None:
+                if fresh_method(attr) and keyword(outer, "out") is None:
                     return "use"
                 if self._bound_back(outer, name):
                     return "use"
                 if is_inplace_name(attr) and self.is_statement(outer):
                     return "use"
                 return None
-            return "use" if attr in _META else None
+            return "use" if _plain_property(attr) else None
         if isinstance(parent, cst.BinaryOperation | cst.Comparison | cst.ComparisonTarget):
             return "use"
         if isinstance(parent, cst.UnaryOperation):

@@ -86,6 +86,7 @@ SPECIFIC: dict[str, list[Recipe]] = {
     "clip": [R(T(), 0.3, 0.7)],
     "clamp_min": [R(T(), 0.3)],
     "clamp_max": [R(T(), 0.7)],
+    "item": [R(T(1))],
     # Shapes, views and indexing.
     "softmax": [R(T(), 1)],
     "softmin": [R(T(), 1)],

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from . import collect
+from . import aliasing, collect
 from .specs import reseed
 
 Results = dict[str, Any]
@@ -27,6 +27,9 @@ KINDS: dict[str, Callable[[str], Any]] = {
     "factory": lambda name: collect.is_factory(name.removeprefix("torch.")),
     "property": collect.is_view_property,
     "modargs": lambda name: collect.module_args_entry(name.removeprefix("torch.nn.")),
+    "alias": aliasing.aliasing,
+    "twin": aliasing.has_twin,
+    "modalias": lambda name: aliasing.module_aliasing(name.removeprefix("torch.nn.")),
 }
 
 
@@ -38,6 +41,9 @@ def all_units(detail: bool = False) -> list[str]:
     units += [f"module:torch.nn.{name}" for name in collect.module_names()]
     units += [f"factory:torch.{name}" for name in collect.torch_function_names()]
     units += [f"property:{name}" for name in collect.property_names()]
+    units += [f"alias:{name}" for name in (*collect.function_names(), *collect.method_names())]
+    units += [f"twin:{name}" for name in collect.inplace_method_names()]
+    units += [f"modalias:torch.nn.{name}" for name in collect.module_names()]
     if detail:
         units += [f"modargs:torch.nn.{name}" for name in collect.module_names()]
     return units
@@ -123,10 +129,28 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
         ),
         "overwrites": sorted(name for name in inplace_methods if collect.overwrites(name)),
         "tensor_attributes": collect.tensor_attributes(),
+        "tensor_properties": collect.property_names(),
         "module_wrappers": sorted(collect.module_wrappers()),
+        **_aliasing_sections(grouped),
     }
     if grouped["modargs"]:
         args = {name: entry for name, entry in grouped["modargs"] if entry is not None}
         log(f"module arguments: {len(args)}")
         table["module_args"] = args
     return table
+
+
+def _aliasing_sections(grouped: dict[str, list[tuple[str, Any]]]) -> dict[str, list[str]]:
+    """What ``aliasing`` found: calls that hand back only new storage, methods that may hand
+    back their receiver's, in-place methods with an out-of-place twin, and modules whose
+    forward hands back new storage or at most its input's."""
+    alias = grouped["alias"]
+    modules = grouped["modalias"]
+    return {
+        "fresh_functions": sorted(n for n, kind in alias if kind == "fresh" and "." in n),
+        "fresh_methods": sorted(n for n, kind in alias if kind == "fresh" and "." not in n),
+        "receiver_methods": sorted(n for n, kind in alias if kind == "self" and "." not in n),
+        "outofplace_twins": sorted(n for n, found in grouped["twin"] if found),
+        "fresh_modules": sorted(n for n, kind in modules if kind == "fresh"),
+        "passing_modules": sorted(n for n, kind in modules if kind in ("fresh", "input")),
+    }
