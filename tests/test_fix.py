@@ -199,12 +199,75 @@ def test_no_rebinding_fix_for_a_name_that_is_differentiated_against() -> None:
         ("its top values read", "top = h.topk(2).indices\n", True),
         ("an element returned by a call", "log(h[0])\n", False),
         ("two names bound at once", "h = alias = torch.sigmoid(a)\n", False),
+        (
+            "a helper reads only its metadata",
+            "def new(src):\n    return src.new_zeros(3)\n\nz = new(h)\n",
+            True,
+        ),
+        ("a helper hands it back", "def same(src):\n    return src\n\nz = same(h)\n", False),
+        (
+            "a helper keeps it",
+            "kept = []\ndef keep(src):\n    kept.append(src)\n\nkeep(h)\n",
+            False,
+        ),
+        ("read into another tensor", "total = torch.zeros(4)\ntotal.add_(h)\n", True),
+        ("shared by another tensor", "other = torch.zeros(4)\nother.set_(h)\n", False),
     ],
 )
 def test_rebinding_is_safe_only_without_aliases(why: str, setup: str, safe: bool) -> None:
     """A safe IPL001 rewrite needs a local whose tensor nobody else can see."""
     source = "import torch\nlog = print\n" + SIGMOID.split("\n", 1)[1] + setup + "h.mul_(2)\n"
     assert verdicts(source + BACKWARD) == [("IPL001", safe)], why
+
+
+OWN_FORWARD = """\
+import torch
+from torch import nn
+
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(3, 2)
+
+    def forward(self, t):
+        if t.dim() > 2:
+            return FORWARD
+        return torch.tanh(self.out(t))
+
+
+class Agent:
+    def __init__(self):
+        self.target = Actor()
+
+    def act(self, s):
+        a = self.target.forward(s)
+        a += 1.0
+        return a
+
+
+torch.manual_seed(0)
+s = torch.randn(4, 3)
+out = Agent().act(s)
+out.sum().backward()
+"""
+
+
+@pytest.mark.parametrize(
+    ("returned", "safe"), [("torch.tanh(t)", True), ("torch.sigmoid(t).contiguous()", False)]
+)
+def test_a_same_file_module_returning_fresh_tensors_gives_a_fresh_local(
+    returned: str, safe: bool
+) -> None:
+    """TD3's ``target_actions = self.actor_target.forward(s)``: ``Actor.forward`` returns a
+    new tensor at every ``return``, so ``a += 1.0`` may safely become ``a = a + 1.0``; a
+    forward that may hand its input back leaves the rewrite unsafe."""
+    source = OWN_FORWARD.replace("FORWARD", returned)
+    assert verdicts(source) == [("IPL001", safe)]
+    if safe:
+        result = fix_text(source, "m.py", unsafe=False)
+        assert "        a = a + 1.0\n" in result.after
+        assert run_example(result.after).ok
 
 
 def test_unsafe_contexts() -> None:

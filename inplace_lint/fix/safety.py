@@ -137,6 +137,8 @@ class SafetyAnalysis(FixTree):
             return True
         if isinstance(node, cst.UnaryOperation):
             return not isinstance(node.operator, cst.Plus)
+        if isinstance(node, cst.IfExp):
+            return self.is_fresh(node.body) and self.is_fresh(node.orelse)
         if not isinstance(node, cst.Call):
             return False
         if keyword(node, "out") is not None:
@@ -150,9 +152,15 @@ class SafetyAnalysis(FixTree):
         qualified = self.qualified(func)
         if qualified is not None:
             return fresh_function(qualified)
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value  # ``self.actor.forward(x)`` is ``self.actor(x)``
+            if not isinstance(func, cst.Attribute):
+                return False
         if isinstance(func, cst.Attribute) and is_self(func.value):  # ``self.conv(x)``
             module = self.module_of(func)
-            return module is not None and built_fresh(*module)
+            if module is not None:
+                return built_fresh(*module)
+            return self._own_forward_fresh(func)
         if isinstance(func, cst.Attribute):  # a tensor method
             root = func.value
             while isinstance(root, cst.Attribute | cst.Call | cst.Subscript):
@@ -163,6 +171,46 @@ class SafetyAnalysis(FixTree):
     def module_of(self, func: cst.Attribute) -> tuple[str, cst.Call] | None:
         """For ``self.X``: the ``torch.nn`` class and the constructor call of the one
         ``self.X = nn.Y(...)`` in the enclosing class, when the class assigns it once."""
+        constructor = self._constructor_of(func)
+        if constructor is None:
+            return None
+        qualified = self.qualified(constructor.func) or ""
+        if not qualified.startswith("torch.nn.") or qualified.startswith("torch.nn.functional."):
+            return None
+        return qualified.rsplit(".", 1)[-1], constructor
+
+    def _own_forward_fresh(self, func: cst.Attribute) -> bool:
+        """``self.actor(x)`` with ``self.actor = Actor(...)`` once, ``Actor`` a class of this
+        file whose own ``forward`` returns a fresh tensor at every ``return``
+        (``torch.tanh(...)``)."""
+        constructor = self._constructor_of(func)
+        if constructor is None or not isinstance(constructor.func, cst.Name):
+            return False
+        name = constructor.func.value
+        classes = [n for n in self.module.body if isinstance(n, cst.ClassDef)]
+        found = [c for c in classes if c.name.value == name]
+        if len(found) != 1 or name in self.aliases or found[0] in self._judging:
+            return False
+        forward = next(
+            (
+                n
+                for n in found[0].body.body
+                if isinstance(n, cst.FunctionDef) and n.name.value == "forward"
+            ),
+            None,
+        )
+        if forward is None or forward.decorators:
+            return False
+        returns = [n.value for n, nested in _walk_scope(forward.body) if _returns(n, nested)]
+        self._judging.add(found[0])
+        try:
+            return bool(returns) and all(v is not None and self.is_fresh(v) for v in returns)
+        finally:
+            self._judging.discard(found[0])
+
+    def _constructor_of(self, func: cst.Attribute) -> cst.Call | None:
+        """For ``self.X``: the call that builds the one value the enclosing class assigns to
+        ``self.X`` (a same-file builder's ``nn`` constructor, see ``_built_by``)."""
         cls = next((a for a in self.ancestors(func) if isinstance(a, cst.ClassDef)), None)
         if cls is None:
             return None
@@ -178,13 +226,7 @@ class SafetyAnalysis(FixTree):
                 return None  # rebound some other way, or inside an unpacking target
         if len(built) != 1 or not isinstance(built[0], cst.Call):
             return None
-        constructor = self._built_by(built[0])
-        if constructor is None:
-            return None
-        qualified = self.qualified(constructor.func) or ""
-        if not qualified.startswith("torch.nn.") or qualified.startswith("torch.nn.functional."):
-            return None
-        return qualified.rsplit(".", 1)[-1], constructor
+        return self._built_by(built[0])
 
     def _built_by(self, call: cst.Call) -> cst.Call | None:
         """``call`` itself, or for a call of a module-level helper whose every ``return``
@@ -200,8 +242,12 @@ class SafetyAnalysis(FixTree):
             ),
             None,
         )
-        if helper is None:
-            return None
+        if helper is None:  # a same-file class builds it: ``Actor(...)``
+            own = any(
+                isinstance(node, cst.ClassDef) and node.name.value == call.func.value
+                for node in self.module.body
+            )
+            return call if own else None
         returned = [
             node.value
             for node, nested in _walk_scope(helper.body)
@@ -475,6 +521,8 @@ class SafetyAnalysis(FixTree):
             func = call.func
             if isinstance(func, cst.Name) and func.value in _SAFE_BUILTINS - self.aliases.keys():
                 return "use"
+            if self._read_into_other(call) or self._helper_keeps_nothing(call, parent):
+                return "use"
             return "use" if self.is_fresh(call) or self._bound_back(call, name) else None
         if isinstance(parent, cst.Element):
             sequence = self.parent.get(parent)
@@ -483,6 +531,45 @@ class SafetyAnalysis(FixTree):
             if isinstance(sequence, cst.List | cst.Tuple) and isinstance(call, cst.Call):
                 return "use" if self.is_fresh(call) else None
         return None
+
+    @staticmethod
+    def _read_into_other(call: cst.Call) -> bool:
+        """``total.scatter_add_(0, index, x)``: an in-place method with an out-of-place twin
+        reads its arguments' values into its receiver and keeps no reference to them."""
+        func = call.func
+        return isinstance(func, cst.Attribute) and has_twin(func.attr.value)
+
+    def _helper_keeps_nothing(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """``new(x, n)`` where ``new`` is a plain function of this file whose parameter for
+        ``arg`` is only used in ways that keep no reference (``src.new_zeros(...)``), and is
+        never returned or used in a nested scope."""
+        func = call.func
+        if not isinstance(func, cst.Name) or func.value in self.aliases:
+            return False
+        found = [
+            n
+            for n in self.module.body
+            if isinstance(n, cst.FunctionDef) and n.name.value == func.value
+        ]
+        if len(found) != 1 or found[0].decorators or found[0] in self._judging:
+            return False
+        helper = found[0]
+        param = _parameter_for(helper, call, arg)
+        names, declared = self._scope_index(helper)
+        if param is None or param in declared:
+            return False
+        self._judging.add(helper)
+        try:
+            for node, nested in names.get(param, ()):
+                if self._not_a_variable(node):
+                    continue
+                if nested or isinstance(self.parent.get(node), cst.Return | cst.Yield):
+                    return False
+                if self._use_is_harmless(node) is None:
+                    return False
+            return True
+        finally:
+            self._judging.discard(helper)
 
     def _bound_back(self, call: cst.Call, name: str) -> bool:
         """``name = call`` where ``call`` passes ``name``'s tensor through."""
@@ -514,6 +601,27 @@ def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         stack.extend(node.children)
+
+
+def _parameter_for(helper: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    """The name of ``helper``'s parameter that ``arg`` of ``call`` binds; None through
+    ``*args``/``**kwargs`` on either side."""
+    params = helper.params
+    if arg.star:
+        return None
+    if arg.keyword is not None:
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        return arg.keyword.value if any(p.name.value == arg.keyword.value for p in every) else None
+    positional = [a for a in call.args if a.keyword is None]
+    index = next(i for i, a in enumerate(positional) if a is arg)
+    if any(a.star for a in positional[:index]):
+        return None
+    ordered = [*params.posonly_params, *params.params]
+    return ordered[index].name.value if index < len(ordered) else None
+
+
+def _returns(node: cst.CSTNode, nested: bool) -> bool:
+    return isinstance(node, cst.Return) and not nested
 
 
 def _walk_scope(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:

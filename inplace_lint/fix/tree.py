@@ -96,6 +96,8 @@ class FixTree:
         if parents is not None:
             parents.keep(children)
         self._lines: list[str] | None = None
+        #: same-file classes and helpers whose safety is being judged (no recursion)
+        self._judging: set[cst.CSTNode] = set()
         self._scopes: dict[cst.CSTNode, ScopeIndex] = {}
         self._classes: dict[cst.ClassDef, dict[str, list[cst.Attribute]]] = {}
         if parents is not None:  # indexes of scopes and classes that are still in the tree
