@@ -461,8 +461,9 @@ class Calls(AnalyzerBase):
             submodules = [v for v in called if v.kind is Kind.MODULE]
             if submodules:  # ``model.discriminator(x)``
                 return self._call_modules(submodules, args, node, self._text(func))
+            given_back = self._instance_method_writes(modules, method, node, args)
             through = self._module_method(modules, method, inputs)
-            result = through or self._unknown(inputs=inputs)
+            result = (given_back or [None])[0] or through or self._unknown(inputs=inputs)
             self._method_output_saved(modules, method, result, node)
             return [result]
         if Kind.CONTAINER in kinds:

@@ -61,8 +61,11 @@ def constructed_arguments(
     if not wanted:
         return {}
     given: dict[str, dict[str, list[cst.BaseExpression | None]]] = {}
-    scopes = [list(walk(module, skip=nested_scope)), *(own_nodes(d) for d in defs)]
-    for nodes in scopes:
+    owners = {id(m): c.name for c in classes.values() for m in c.methods.values()}
+    forwarded: list[tuple[list[cst.BaseExpression | None], int, str, str]] = []
+    scopes = [(None, list(walk(module, skip=nested_scope)))]
+    scopes += [(owners.get(id(d)), own_nodes(d)) for d in defs]
+    for owner, nodes in scopes:
         bound: dict[str, list[cst.BaseExpression]] | None = None
         for node in nodes:
             if not (
@@ -79,8 +82,50 @@ def constructed_arguments(
                 if isinstance(expr, cst.Name) and expr.value in bound:
                     values = bound[expr.value]
                     expr = values[0] if len(values) == 1 else None
-                given.setdefault(node.func.value, {}).setdefault(param, []).append(expr)
+                exprs = given.setdefault(node.func.value, {}).setdefault(param, [])
+                attr = _self_attribute(expr)
+                if owner is not None and attr is not None:
+                    forwarded.append((exprs, len(exprs), owner, attr))
+                exprs.append(expr)
+    _read_forwarded(given, wanted, forwarded)
     return given
+
+
+def _self_attribute(expr: cst.BaseExpression | None) -> str | None:
+    """``ATTR`` of an argument ``self.ATTR``."""
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        return expr.attr.value
+    return None
+
+
+def _read_forwarded(
+    given: dict[str, dict[str, list[cst.BaseExpression | None]]],
+    wanted: dict[str, tuple[cst.FunctionDef, dict[str, str]]],
+    forwarded: list[tuple[list[cst.BaseExpression | None], int, str, str]],
+) -> None:
+    """A construction inside a method of a same-file class that passes ``self.ATTR``, where
+    that class's ``__init__`` stores a parameter whole on ``ATTR``, passes what the class's
+    own constructions give that parameter (BigGAN's ``DBlock(activation=self.activation)``
+    with ``Discriminator(D_activation=nn.ReLU(inplace=True))``): one value when they all give
+    the same expression object, else unknown. Resolved outward up to three classes deep."""
+    for _ in range(3):
+        changed = False
+        for exprs, index, owner, attr in forwarded:
+            if exprs[index] is None or _self_attribute(exprs[index]) != attr:
+                continue
+            stored = {a: p for p, a in wanted.get(owner, (None, {}))[1].items()}
+            outer = given.get(owner, {}).get(stored[attr], []) if attr in stored else []
+            known = {id(e) for e in outer}
+            value = outer[0] if outer and len(known) == 1 else None
+            if _self_attribute(value) is None or value is None:
+                exprs[index] = value
+                changed = True
+        if not changed:
+            return
 
 
 def constructed_modules(

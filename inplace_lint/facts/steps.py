@@ -398,6 +398,25 @@ class Steps(AnalyzerBase):
             result.grad = 2
             self._save(result, f"{ops[0]} in {classes[0]}.{method}", node, "result", [result])
 
+    def _instance_method_writes(
+        self, modules: list[Value], method: str, node: cst.Call, args: Args
+    ) -> list[Value]:
+        """``net.encode(images, focal)`` on an instance of one same-file class that defines
+        ``encode``: that method's summarised writes to its parameters act on what this call
+        passes, as a call of a plain helper's do (pixelNeRF's ``focal[..., 1] *= -1``).
+        Returns the tensors the method writes and hands back. Instances that may be of
+        several classes, and the method's optimizer steps, are left alone."""
+        classes = {c for m in modules if m.module is not None for c in m.module.classes}
+        if len(classes) != 1:
+            return []
+        (name,) = classes
+        cls = self.classes.get(name)
+        entry = self.summaries.get(f"{name}.{method}")
+        if cls is None or method not in cls.methods or entry is None:
+            return []
+        self._note_call_args(method, args, f"{name}.{method}")
+        return self._apply_mutations(method, node, args, *entry)
+
     def _module_method(
         self, modules: list[Value], method: str, inputs: list[Value]
     ) -> Value | None:

@@ -23,6 +23,7 @@ from inplace_lint.facts.syntax import (
     _terminates,
     basic_index,
     constant_element,
+    copying_index,
     int_index,
 )
 from inplace_lint.facts.type_tests import type_arms
@@ -131,6 +132,15 @@ def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
             node = node.func.value
         else:
             return None
+
+
+def _copied_on_the_way(node: cst.BaseExpression) -> bool:
+    """Some subscript between ``node`` and its root surely gathers a copy (``copying_index``)."""
+    while isinstance(node, cst.Subscript | cst.Attribute | cst.Call):
+        if isinstance(node, cst.Subscript) and copying_index(node):
+            return True
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return False
 
 
 def _bypasses(node: cst.BaseExpression, table: OpTable) -> bool:
@@ -357,6 +367,8 @@ class _MutationFinder(Walker):
             if arg is None or mutation.guard is not None:
                 continue
             passed = arg.value
+            if _copied_on_the_way(passed):
+                continue  # ``f(x[x > 0])`` hands ``f`` a gathered copy: ``x`` is not written
             name, elementwise = self._parameter_of(_root(passed, self.table))
             if name not in self.index_of or self.is_rebound(name):
                 continue

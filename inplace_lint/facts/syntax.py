@@ -553,6 +553,27 @@ def basic_index(node: cst.Subscript) -> bool:
     return True
 
 
+def copying_index(node: cst.Subscript) -> bool:
+    """Indexing that surely gathers a copy: an index that is a comparison (a bool mask,
+    ``x[labels <= label]``), its negation or conjunction (``x[~m]``, ``x[(a > 0) & m]``) or a
+    list display (``x[[0, 2]]``). A name may hold an int, so it proves nothing."""
+
+    def mask(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Comparison | cst.List | cst.ListComp):
+            return True
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.BitInvert):
+            return True
+        return (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.BitAnd | cst.BitOr)
+            and (mask(value.left) or mask(value.right))
+        )
+
+    return any(
+        isinstance(element.slice, cst.Index) and mask(element.slice.value) for element in node.slice
+    )
+
+
 def overlapping_copy(node: cst.CSTNode) -> bool:
     """``x[..., 1:] = x[..., :-1]``: one slice target assigned from a shifted slice of the
     same tensor (``shifted_slices``)."""
