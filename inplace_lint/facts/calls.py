@@ -431,7 +431,7 @@ class Calls(AnalyzerBase):
         if early is not None:
             return early
         self._note_reader(method, func.value)
-        receiver = self._eval(func.value)
+        receiver = self._not_tensors(method, self._eval(func.value))
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             return self._own_method(node, method)
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":

@@ -391,6 +391,9 @@ class Statements(AnalyzerBase):
         index = int_index(target)
         out: list[Value] = []
         for value in base:
+            if value.kind is Kind.TENSOR and key is not None:
+                out.extend(self._element(value, key, advanced))  # a mapping after all
+                continue
             if value.kind is not Kind.CONTAINER:
                 continue
             if key is None and index is not None and value.literal_container:
@@ -410,7 +413,10 @@ class Statements(AnalyzerBase):
         if isinstance(target, cst.Subscript):
             base = self._eval(target.value)
             advanced = self._eval_slices(target)
-            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
+            # ``records["acc"] += ...``: no tensor takes a string index, so this is an entry
+            # of a mapping, written in place only if that entry is known to be a tensor
+            keyed = _string_key(target) is not None
+            tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure and not keyed]
             if tensors and op is not None:
                 self._use(right)
                 self._write(tensors, target, f"`{op}` on a slice", extra=right, target_node=target)

@@ -480,8 +480,14 @@ class _MutationFinder(Walker):
         else:
             what = "augmented assignment on a slice"
             element = _element_of_param(target)
+            key = _key_of_param(target)
             self.hit(
-                _root(target, self.table), node, what, element=element, key=_key_of_param(target)
+                _root(target, self.table),
+                node,
+                what,
+                element=element,
+                key=key,
+                augmented=key is not None,  # ``d["k"] += v``: in place only on a tensor entry
             )
 
     def visit_Assign(self, node: cst.Assign) -> None:

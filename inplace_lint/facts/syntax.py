@@ -245,14 +245,20 @@ def _subscript_texts(module: cst.Module, node: cst.Subscript) -> tuple[str, ...]
 def _index_texts(
     module: cst.Module, target: cst.CSTNode | None, table: OpTable
 ) -> tuple[str, ...] | None:
-    """The index a write goes to: ``x[i]``, ``x[i].view(-1)`` or ``x[i].unsqueeze(0)``."""
+    """The index a write goes to: ``x[i]``, ``x[i].view(-1)``, ``x[i].unsqueeze(0)``, or
+    ``x[i][None, :n]`` (a part of row ``i``: the innermost index bounds it)."""
     node = target
-    while (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in table.view_methods
-    ):
-        node = node.func.value
+    while True:
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in table.view_methods
+        ):
+            node = node.func.value
+        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Subscript | cst.Call):
+            node = node.value
+        else:
+            break
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name | cst.Attribute):
         return _subscript_texts(module, node)
     return None

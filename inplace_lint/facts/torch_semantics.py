@@ -15,6 +15,7 @@ from inplace_lint.facts.classes import (
     literal_bool,
     param_defaults,
 )
+from inplace_lint.facts.containers import CONTAINER_METHODS
 from inplace_lint.facts.flag_loops import InplaceFlip, find_flip, flipped
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.names import dotted_name
@@ -47,6 +48,16 @@ _Named = tuple[
 
 class TorchSemantics(AnalyzerBase):
     """The torch semantics room of the interpreter (see the module docstring)."""
+
+    def _not_tensors(self, method: str, receiver: list[Value]) -> list[Value]:
+        """``self.prev_preds.items()``: only a mapping or a list has ``items``, ``append``,
+        ``get`` (``containers.CONTAINER_METHODS``), so a value taken for a tensor that is
+        called so is a container, here and for every name that holds it."""
+        if method in CONTAINER_METHODS:
+            for value in receiver:
+                if value.kind is Kind.TENSOR:
+                    value.kind = Kind.CONTAINER
+        return receiver
 
     def _tensor_method(
         self,
