@@ -23,6 +23,7 @@ import libcst as cst
 
 from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pairs
 from inplace_lint.facts.model import ModuleSpec
+from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.walk import nested_scope, own_nodes, walk
 
 
@@ -83,23 +84,12 @@ def constructed_arguments(
                     values = bound[expr.value]
                     expr = values[0] if len(values) == 1 else None
                 exprs = given.setdefault(node.func.value, {}).setdefault(param, [])
-                attr = _self_attribute(expr)
+                attr = self_attribute(expr)
                 if owner is not None and attr is not None:
                     forwarded.append((exprs, len(exprs), owner, attr))
                 exprs.append(expr)
     _read_forwarded(given, wanted, forwarded)
     return given
-
-
-def _self_attribute(expr: cst.BaseExpression | None) -> str | None:
-    """``ATTR`` of an argument ``self.ATTR``."""
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and expr.value.value == "self"
-    ):
-        return expr.attr.value
-    return None
 
 
 def _read_forwarded(
@@ -115,13 +105,13 @@ def _read_forwarded(
     for _ in range(3):
         changed = False
         for exprs, index, owner, attr in forwarded:
-            if exprs[index] is None or _self_attribute(exprs[index]) != attr:
+            if exprs[index] is None or self_attribute(exprs[index]) != attr:
                 continue
             stored = {a: p for p, a in wanted.get(owner, (None, {}))[1].items()}
             outer = given.get(owner, {}).get(stored[attr], []) if attr in stored else []
             known = {id(e) for e in outer}
             value = outer[0] if outer and len(known) == 1 else None
-            if _self_attribute(value) is None or value is None:
+            if self_attribute(value) is None:
                 exprs[index] = value
                 changed = True
         if not changed:

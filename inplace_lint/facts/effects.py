@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
+from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.syntax import bound_names
 from inplace_lint.facts.walk import nested_scope, walk
@@ -64,7 +65,7 @@ def step_effects(func: cst.FunctionDef, skip_first: bool) -> list[Effect]:
             continue
         receiver = method.value
         kind = method.attr.value
-        own = _self_attribute(receiver) if skip_first and kind == "step" else None
+        own = self_attribute(receiver) if skip_first and kind == "step" else None
         if own is not None:  # ``self.opt.step()`` in a method: the caller's ``self.opt``
             found.append(Effect(kind, -1, f"self.{own}", call, stmt))
             continue
@@ -76,17 +77,6 @@ def step_effects(func: cst.FunctionDef, skip_first: bool) -> list[Effect]:
         retain = _retain(call, params, index) if kind == "backward" else False
         found.append(Effect(kind, index[name], name, call, stmt, retain))
     return found
-
-
-def _self_attribute(node: cst.BaseExpression) -> str | None:
-    """``attr`` for ``self.attr``."""
-    if (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-    ):
-        return node.attr.value
-    return None
 
 
 def _unconditional_calls(
@@ -203,7 +193,7 @@ def updates_param_groups(func: cst.FunctionDef, table: OpTable) -> bool:
     for node in walk(func.body, skip=nested_scope):
         if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
             iterated = node.iter
-            if _self_attribute(iterated) == "param_groups":
+            if self_attribute(iterated) == "param_groups":
                 groups.add(node.target.value)
             elif (
                 isinstance(iterated, cst.Subscript)

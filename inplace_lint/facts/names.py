@@ -39,6 +39,17 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def self_attribute(node: cst.BaseExpression | None) -> str | None:
+    """``attr`` for ``self.attr``, else None."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
+
+
 def isinstance_test(node: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
     """``isinstance(x, T)`` (``T`` a type or a tuple of them) on a plain name ``x``: ``x``
     and ``T``; None for any other expression."""
