@@ -14,7 +14,6 @@ from inplace_lint.facts.call_shapes import (
     Args,
     builds_over_parameters,
     element_at,
-    lambda_map,
     sure_tensor_passed,
 )
 from inplace_lint.facts.forward_returns import returned_tuple_size, returns_record
@@ -32,7 +31,6 @@ from inplace_lint.facts.model import (
 )
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
-    _METADATA_CALLS,
     _RENORM_LOOKUPS,
 )
 from inplace_lint.facts.ops import (
@@ -79,7 +77,7 @@ class Calls(AnalyzerBase):
             if receiver_values is not None and any(v.kind is Kind.MODULE for v in receiver_values):
                 args = self._args(node)
                 return self._call_modules(receiver_values, args, node, callee or "")
-            return self._method_call(node, func)
+            return self._held_call(receiver_values, node) or self._method_call(node, func)
         if isinstance(func, cst.Name):
             name = func.value
             values = self._lookup(name)
@@ -89,26 +87,9 @@ class Calls(AnalyzerBase):
             if values is not None and any(v.kind is Kind.MODULE for v in values):
                 args = self._args(node)
                 return self._call_modules(values, args, node, name)
-            if name == "map" and values is None and lambda_map(node):
-                return [self._mapped(node)]
-            if name in ("dict", "list") and values is None and not node.args:
-                return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
-            if (
-                name in ("list", "tuple")
-                and values is None
-                and len(node.args) == 1
-                and not node.args[0].keyword
-            ):
-                inner = self._eval(node.args[0].value)
-                if any(v.kind in (Kind.PARAM_ITER, Kind.CONTAINER) for v in inner):
-                    listed = new_value(Kind.CONTAINER)  # ``list(model.parameters())``
-                    listed.elements = self._iterate(inner)
-                    return [listed]
-                return [self._unknown(inputs=inner)]
-            if name in _METADATA_CALLS:
-                with self._meta:
-                    self._args(node)
-                return [new_value(Kind.OTHER)]
+            done = self._builtin_call(name, values, node) or self._held_call(values, node)
+            if done is not None:
+                return done
             if name in self.classes:
                 return self._construct(name, node)
             cls = self.scope.ctx.cls

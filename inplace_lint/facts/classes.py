@@ -60,6 +60,9 @@ class ClassFacts:
     given: dict[str, str] = field(default_factory=dict)
     #: attributes ``__init__`` sets from a parameter: what every construction passes there
     constants: dict[str, tuple[cst.BaseExpression, ...]] = field(default_factory=dict)
+    #: ``__init__`` parameters every construction in the file gives one string literal
+    #: (``activation="relu"``, or the default when none passes it): parameter -> the string
+    strings: dict[str, str] = field(default_factory=dict)
     #: the names of its bases, as written or qualified through the imports
     bases: tuple[str, ...] = ()
 

@@ -221,3 +221,35 @@ def attribute_stores(module: cst.Module) -> Counter[str]:
                 if isinstance(part, cst.Attribute):
                     stores[part.attr.value] += 1
     return stores
+
+
+def constructed_strings(
+    module: cst.Module, classes: dict[str, ClassFacts]
+) -> dict[str, dict[str, str]]:
+    """Class name -> ``__init__`` parameter -> the one string literal that every
+    construction of the class in the file gives it (by keyword, by position or through the
+    default); classes never constructed here, and parameters given anything else, are left
+    out."""
+    inits = {c.name: c.methods["__init__"] for c in classes.values() if "__init__" in c.methods}
+    calls = [
+        n
+        for n in walk(module)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in inits
+    ]
+    found: dict[str, dict[str, str]] = {}
+    for name, init in inits.items():
+        made = [c for c in calls if c.func.value == name]  # type: ignore[union-attr]
+        if not made:
+            continue
+        params = [p.name.value for p in (*init.params.params[1:], *init.params.kwonly_params)]
+        for param in params:
+            given = {_literal(_argument(init, param, call)) for call in made}
+            if len(given) == 1 and None not in given:
+                found.setdefault(name, {})[param] = given.pop()  # type: ignore[assignment]
+    return found
+
+
+def _literal(expr: cst.BaseExpression | None) -> str | None:
+    if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+        return expr.evaluated_value
+    return None

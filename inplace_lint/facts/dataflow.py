@@ -18,6 +18,7 @@ from inplace_lint.facts import events as ev
 from inplace_lint.facts.backward import Backward
 from inplace_lint.facts.binder import Binder
 from inplace_lint.facts.call_order import callers_first
+from inplace_lint.facts.callables import Callables
 from inplace_lint.facts.callmodes import _call_modes
 from inplace_lint.facts.calls import Calls
 from inplace_lint.facts.classes import (
@@ -70,6 +71,7 @@ class Analyzer(
     Statements,
     Expressions,
     Calls,
+    Callables,
     Optimizers,
     Inline,
     Steps,

@@ -11,6 +11,7 @@ from typing import Any
 import libcst as cst
 
 from inplace_lint.facts import events as ev
+from inplace_lint.facts.callables import NONE_ORIGIN, function_value
 from inplace_lint.facts.conditions import condition_key
 from inplace_lint.facts.function_saves import saved_tensor
 from inplace_lint.facts.heuristics import (
@@ -342,8 +343,11 @@ class Expressions(AnalyzerBase):
         values = self._lookup(name)
         if values is None:
             if name in ("True", "False", "None"):
-                return [new_value(Kind.OTHER)]
-            if name in self.classes or name in self.functions or self.imports.qualify(node):
+                return [new_value(Kind.OTHER, origin=NONE_ORIGIN if name == "None" else "")]
+            qualified = self.imports.qualify(node)
+            if qualified in self.table.functions and name not in self.functions:
+                return [function_value(qualified)]  # ``act = sigmoid`` (from torch import ...)
+            if name in self.classes or name in self.functions or qualified:
                 return [new_value(Kind.OTHER, name)]
             return [self._unknown(name)]
         self._load(name, values, node)
@@ -501,8 +505,23 @@ class Expressions(AnalyzerBase):
                     return [new_value(Kind.OTHER)]
                 self._load(name, values, node)
                 return list(values)
-            if self.imports.qualify(node) is not None:
+            qualified = self.imports.qualify(node)
+            if qualified in self.table.functions:
+                return [function_value(qualified)]  # ``self.act = F.relu``
+            if qualified is not None:
                 return [new_value(Kind.OTHER, name)]
+            if (
+                name.count(".") == 1
+                and name.startswith("self.")
+                and attr not in METADATA_ATTRIBUTES
+            ):
+                # ``self.cumulative`` set in another method: unknown, but one value for every
+                # read in this method until it is rebound (``location = self.cumulative
+                # .unsqueeze(1)`` then ``self.cumulative += a`` write the same storage)
+                value = self._unknown(name)
+                self.scope.env[name] = [value]
+                self.scope.bindings.setdefault(name, 0)
+                return [value]
         if attr in METADATA_ATTRIBUTES:
             with self._meta:
                 base = self._eval(node.value)

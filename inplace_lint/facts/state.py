@@ -31,6 +31,7 @@ from inplace_lint.facts.constructed import (
     attribute_stores,
     constructed_arguments,
     constructed_modules,
+    constructed_strings,
     given_values,
 )
 from inplace_lint.facts.effects import AttributeWrite, Effect
@@ -331,9 +332,11 @@ class AnalyzerBase:
         ``__init__`` (``constructed``)."""
         given = constructed_arguments(self.module, self._defs, self.classes)
         passed = constructed_modules(given, self.resolver)
+        strings = constructed_strings(self.module, self.classes)
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver, self._fixed_lists, passed.get(facts.name))
             facts.constants = given_values(facts, given.get(facts.name, {}))
+            facts.strings = strings.get(facts.name, {})
         for facts in self.classes.values():
             inherit_attributes(facts, self.classes)
 

@@ -45,6 +45,7 @@ import functools
 import libcst as cst
 
 from inplace_lint.facts import ledger
+from inplace_lint.facts.callables import FUNCTION_ORIGIN, NONE_ORIGIN
 from inplace_lint.facts.classes import ClassFacts, literal_bool
 from inplace_lint.facts.effects import Effect
 from inplace_lint.facts.model import (
@@ -162,9 +163,17 @@ class Steps(AnalyzerBase):
 
     def _publish_init(self, scope: _Scope, cls: ClassFacts) -> None:
         """After ``__init__``: the optimizers it stored on ``self`` (``self.opt =
-        Adam(self.net.parameters())``) are what ``self.opt`` holds in every method."""
+        Adam(self.net.parameters())``) and the torch functions (``self.act = F.relu``) are
+        what those attributes hold in every method."""
         for name, values in scope.env.items():
             if not name.startswith("self.") or name.count(".") != 1 or not values:
+                continue
+            held = [v for v in values if v.origin == FUNCTION_ORIGIN]
+            if len({v.group.name for v in held}) == 1 and all(
+                v.origin in (FUNCTION_ORIGIN, NONE_ORIGIN) for v in values
+            ):
+                # ``self.act = F.relu`` (or None): every method calls that function through it
+                self.class_values.setdefault((cls.name, name[5:]), held[0])
                 continue
             if any(v.kind is not Kind.OPTIMIZER for v in values):
                 continue

@@ -1,0 +1,95 @@
+"""Builtin calls the interpreter models, and torch functions held as values.
+
+A torch function is often kept before it is called: ``self.act = F.relu`` in ``__init__``,
+``self.activation = getattr(F, activation)`` with ``activation="relu"`` given by every
+construction of the class (ConfGF's GIN), ``act = torch.sigmoid``. Evaluating such an
+expression gives a *function value* (kind OTHER, origin ``torch_def``, the qualified name as
+its group's name), and calling a name or attribute that holds one function value is calling
+that function: its saves and views come from the op table as for ``F.relu(x)``.
+
+Limits: one function per name (two possible functions are unknown); ``getattr`` only on a
+torch namespace with a string literal or an ``__init__`` parameter that every construction in
+the file gives one string literal (``constructed.constructed_strings``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts.call_shapes import lambda_map
+from inplace_lint.facts.model import Kind, Value, new_value
+from inplace_lint.facts.op_extras import _METADATA_CALLS
+from inplace_lint.facts.state import AnalyzerBase
+
+FUNCTION_ORIGIN = "torch_def"
+NONE_ORIGIN = "none"  # the value of ``None``: never what a call is made on
+#: namespaces whose attributes ``getattr`` may name (``getattr(F, "relu")``)
+_NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg")
+
+
+class Callables(AnalyzerBase):
+    """Calls of builtins (``map``, ``list``, ``getattr``, ``len``) and of held functions."""
+
+    def _builtin_call(
+        self, name: str, values: list[Value] | None, node: cst.Call
+    ) -> list[Value] | None:
+        """What a builtin call gives, when ``name`` is that builtin (not rebound); None for
+        any other call."""
+        if values is not None:
+            return None
+        if name == "map" and lambda_map(node):
+            return [self._mapped(node)]
+        if name in ("dict", "list") and not node.args:
+            return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
+        if name in ("list", "tuple") and len(node.args) == 1 and not node.args[0].keyword:
+            inner = self._eval(node.args[0].value)
+            if any(v.kind in (Kind.PARAM_ITER, Kind.CONTAINER) for v in inner):
+                listed = new_value(Kind.CONTAINER)  # ``list(model.parameters())``
+                listed.elements = self._iterate(inner)
+                return [listed]
+            return [self._unknown(inputs=inner)]
+        if name in _METADATA_CALLS:
+            with self._meta:
+                self._args(node)
+            return [new_value(Kind.OTHER)]
+        if name == "getattr":
+            qualified = self._getattr_function(node)
+            if qualified is not None:
+                return [function_value(qualified)]
+        return None
+
+    def _held_call(self, values: list[Value] | None, node: cst.Call) -> list[Value] | None:
+        """``self.act(x)`` where ``self.act`` holds one torch function (or ``None`` on another
+        path): that function's call."""
+        names = {v.group.name for v in values or () if v.origin == FUNCTION_ORIGIN}
+        others = [v for v in values or () if v.origin not in (FUNCTION_ORIGIN, NONE_ORIGIN)]
+        if len(names) != 1 or others:  # ``None`` on another path cannot be what is called
+            return None
+        return self._torch_call(names.pop(), node)
+
+    def _getattr_function(self, node: cst.Call) -> str | None:
+        """``getattr(F, "relu")`` (or a parameter given one string): ``torch.nn.functional.relu``
+        when the op table knows such a function."""
+        if len(node.args) != 2 or any(a.keyword or a.star for a in node.args):
+            return None
+        namespace = self.imports.qualify(node.args[0].value)
+        if namespace not in _NAMESPACES:
+            return None
+        attr = self._string_of(node.args[1].value)
+        qualified = f"{namespace}.{attr}" if attr is not None else None
+        return qualified if qualified in self.table.functions else None
+
+    def _string_of(self, expr: cst.BaseExpression) -> str | None:
+        """A string literal, or an ``__init__`` parameter every construction of the class
+        gives the same string literal."""
+        if isinstance(expr, cst.SimpleString):
+            return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+        ctx = self.scope.ctx
+        if not isinstance(expr, cst.Name) or ctx.cls is None or ctx.name != "__init__":
+            return None
+        return ctx.cls.strings.get(expr.value)
+
+
+def function_value(qualified: str) -> Value:
+    """The value of an expression that names the torch function ``qualified``."""
+    return new_value(Kind.OTHER, qualified, origin=FUNCTION_ORIGIN)
