@@ -204,8 +204,11 @@ class Binder(AnalyzerBase):
         ann_text = self.module.code_for_node(annotation) if annotation is not None else ""
         if ctx.role == "fn_backward":
             return new_value(Kind.TENSOR, name, origin="grad_output", arg_name=name, grad=0)
-        if ctx.role == "fn_forward":
-            return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=False)
+        if ctx.role == "fn_forward":  # sure where annotated (``edge_label_index: Tensor``)
+            if container_annotation(ann_text):  # ``pxy_grads: List[Optional[Tensor]]``
+                return new_value(Kind.CONTAINER, name)
+            sure = "Tensor" in ann_text
+            return new_value(Kind.TENSOR, name, origin="fn_input", arg_name=name, sure=sure)
         if container_annotation(ann_text) or (
             ctx.node is not None and name in self._container_params(ctx.node)
         ):
