@@ -205,9 +205,25 @@ class Writes(AnalyzerBase):
         # writing through a view is writing its base, unless the in-place result is then
         # used as a new tensor (``mixed = x[:8].lerp_(y)``): decided when it is bound
         pending.through_view = all(v.view for v in tensors)
+        # ``weight = torch.empty(n)`` on one path, ``weight = self.weight.data`` on the other:
+        # the fresh tensor no other name holds cannot be read stale, and a write through
+        # ``.data`` is meant for the parameter. (A plain view beside a fresh tensor is not:
+        # open_clip's ``logits_per_text = logits_per_image.T`` on one path, written as if
+        # it were its own, changes ``logits_per_image``.)
+        private = [v for v in tensors if not v.via_data]
+        hidden = [v for v in tensors if v.via_data]
+        if hidden and private and not any(self._held_elsewhere(v, written_name) for v in private):
+            pending.through_view = True
         if pending.through_view and not write.elsewhere:
             meant_to_share = True
         return meant_to_share
+
+    def _held_elsewhere(self, value: Value, name: str | None) -> bool:
+        """Some name other than ``name`` holds a tensor of ``value``'s storage."""
+        return any(
+            other != name and any(v.group is value.group for v in values)
+            for other, values in self.scope.env.items()
+        )
 
     def _note_stored(self, pending: _Pending) -> None:
         """The written tensor was stored in ``self.attr`` earlier in this method: the object
