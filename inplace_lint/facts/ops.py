@@ -35,11 +35,10 @@ METADATA_ATTRIBUTES = frozenset(
 )  # fmt: skip
 #: In-place methods that change no values: they never count as writes.
 NON_WRITING_METHODS = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
-#: Methods that may return ``self`` unchanged (so the result aliases the receiver).
-MAYBE_SELF_METHODS = frozenset(
-    {"contiguous", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type_as",
-     "long", "int", "bool", "requires_grad_", "coalesce", "view_as", "expand_as"}
-)  # fmt: skip
+#: Methods that may return ``self`` and that a CPU probe cannot run (``x.cuda()`` on a machine
+#: without a GPU, ``coalesce`` of a sparse tensor): the rest come from the table
+#: (``maybe_self_methods``).
+UNPROBED_SELF_METHODS = frozenset({"cuda", "coalesce"})
 
 
 @dataclass(frozen=True)
@@ -219,6 +218,20 @@ _ALIASING_SECTIONS = (
     "fresh_modules",
     "passing_modules",
 )
+
+
+@cache
+def maybe_self_methods() -> frozenset[str]:
+    """Methods that return their receiver in some configuration and a copy in others
+    (``x.to(dtype)``, ``x.float()``, ``x.contiguous()``): the table's ``receiver_methods``
+    that are neither views nor in-place, with ``UNPROBED_SELF_METHODS``."""
+    table = load_table()
+    probed = {
+        name
+        for name in table.receiver_methods
+        if name not in table.view_methods and not is_inplace_name(name) and name[:1] != "_"
+    }
+    return frozenset(probed) | UNPROBED_SELF_METHODS
 
 
 def is_inplace_name(name: str) -> bool:

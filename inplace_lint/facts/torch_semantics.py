@@ -29,9 +29,9 @@ from inplace_lint.facts.op_extras import (
     _SHAPE_ONLY,
 )
 from inplace_lint.facts.ops import (
-    MAYBE_SELF_METHODS,
     OpInfo,
     is_inplace_name,
+    maybe_self_methods,
 )
 from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.syntax import (
@@ -101,7 +101,7 @@ class TorchSemantics(AnalyzerBase):
             return [value]
         if self.table.is_inplace_method(method):
             return self._inplace_method(node, func, method, receiver, args)
-        if method in MAYBE_SELF_METHODS:  # returns self only sometimes: a soft alias
+        if method in maybe_self_methods():  # returns self only sometimes: a soft alias
             out = [self._view(v) for v in receiver]
             for view, base in zip(out, receiver, strict=True):
                 view.soft_of = base.soft_of or base.id
