@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.call_shapes import lambda_map
+from inplace_lint.facts.constructed import string_literal
 from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.op_extras import _METADATA_CALLS
 from inplace_lint.facts.state import AnalyzerBase
@@ -82,8 +83,9 @@ class Callables(AnalyzerBase):
     def _string_of(self, expr: cst.BaseExpression) -> str | None:
         """A string literal, or an ``__init__`` parameter every construction of the class
         gives the same string literal."""
-        if isinstance(expr, cst.SimpleString):
-            return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+        literal = string_literal(expr)
+        if literal is not None:
+            return literal
         ctx = self.scope.ctx
         if not isinstance(expr, cst.Name) or ctx.cls is None or ctx.name != "__init__":
             return None

@@ -243,13 +243,14 @@ def constructed_strings(
             continue
         params = [p.name.value for p in (*init.params.params[1:], *init.params.kwonly_params)]
         for param in params:
-            given = {_literal(_argument(init, param, call)) for call in made}
+            given = {string_literal(_argument(init, param, call)) for call in made}
             if len(given) == 1 and None not in given:
                 found.setdefault(name, {})[param] = given.pop()  # type: ignore[assignment]
     return found
 
 
-def _literal(expr: cst.BaseExpression | None) -> str | None:
+def string_literal(expr: cst.BaseExpression | None) -> str | None:
+    """The value of a plain string literal (``"relu"``), else None."""
     if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
         return expr.evaluated_value
     return None

@@ -11,11 +11,12 @@ table (``tools/opprobe/aliasing.py`` probes each in several configurations: ``co
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from inplace_lint.facts.ops import OpTable, inplace_flag_positions, load_table
+from inplace_lint.facts.ops import inplace_flag_positions, load_table
 from inplace_lint.fix.tree import FixTree, ScopeIndex
 from inplace_lint.outofplace import is_inplace_name, is_self, keyword
 
@@ -31,29 +32,25 @@ __all__ = [
 ]
 
 
-def _table() -> OpTable:
-    return load_table()
-
-
 def fresh_function(qualified: str) -> bool:
     """``torch.add``, ``torch.nn.functional.conv2d``: never hands back an input's storage."""
-    return qualified in _table().fresh_functions
+    return qualified in load_table().fresh_functions
 
 
 def fresh_method(name: str) -> bool:
     """``x.sum()``, ``x.size()``, ``x.argmax()``: never hands back ``x``'s storage."""
-    return name in _table().fresh_methods
+    return name in load_table().fresh_methods
 
 
 def has_twin(method: str) -> bool:
     """``x.clamp_(...)`` may be written ``x = x.clamp(...)``: the stem returns what the
     in-place method writes, in new storage."""
-    return method in _table().outofplace_twins
+    return method in load_table().outofplace_twins
 
 
 def fresh_module(short: str) -> bool:
     """``nn.Linear``: its forward never hands back its input's storage."""
-    return f"torch.nn.{short}" in _table().fresh_modules
+    return f"torch.nn.{short}" in load_table().fresh_modules
 
 
 def built_fresh(short: str, constructor: cst.Call) -> bool:
@@ -74,18 +71,18 @@ def passing_module(short: str) -> bool:
     """``nn.ReLU``, ``nn.Dropout``: its forward hands back its input, a view of it or a new
     tensor, never a tensor another name holds (``out = self.relu(out)`` keeps ``out`` the
     only name of its tensor)."""
-    return f"torch.nn.{short}" in _table().passing_modules
+    return f"torch.nn.{short}" in load_table().passing_modules
 
 
 def _receiver_method(name: str) -> bool:
     """``h.view(-1)``, ``h.to(dtype)``: the receiver, a view of it or a copy."""
-    table = _table()
+    table = load_table()
     return name in table.receiver_methods or name in table.fresh_methods
 
 
 def _plain_property(name: str) -> bool:
     """``x.shape``, ``x.grad``: a property that is no view of ``x`` (``x.T`` is one)."""
-    table = _table()
+    table = load_table()
     return name in table.tensor_properties and name not in table.view_methods
 
 
@@ -112,6 +109,7 @@ _SAFE_BUILTINS = frozenset(
 _GRAD_OFF = ("no_grad", "inference_mode", "set_grad_enabled")
 
 SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_Def = TypeVar("_Def", cst.FunctionDef, cst.ClassDef)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -187,8 +185,7 @@ class SafetyAnalysis(FixTree):
         if constructor is None or not isinstance(constructor.func, cst.Name):
             return False
         name = constructor.func.value
-        classes = [n for n in self.module.body if isinstance(n, cst.ClassDef)]
-        found = [c for c in classes if c.name.value == name]
+        found = self._top_level(name, cst.ClassDef)
         if len(found) != 1 or name in self.aliases or found[0] in self._judging:
             return False
         forward = next(
@@ -201,7 +198,7 @@ class SafetyAnalysis(FixTree):
         )
         if forward is None or forward.decorators:
             return False
-        returns = [n.value for n, nested in _walk_scope(forward.body) if _returns(n, nested)]
+        returns = _returned(forward)
         self._judging.add(found[0])
         try:
             return bool(returns) and all(v is not None and self.is_fresh(v) for v in returns)
@@ -234,25 +231,10 @@ class SafetyAnalysis(FixTree):
         first such constructor."""
         if not isinstance(call.func, cst.Name) or call.func.value in self.aliases:
             return call
-        helper = next(
-            (
-                node
-                for node in self.module.body
-                if isinstance(node, cst.FunctionDef) and node.name.value == call.func.value
-            ),
-            None,
-        )
-        if helper is None:  # a same-file class builds it: ``Actor(...)``
-            own = any(
-                isinstance(node, cst.ClassDef) and node.name.value == call.func.value
-                for node in self.module.body
-            )
-            return call if own else None
-        returned = [
-            node.value
-            for node, nested in _walk_scope(helper.body)
-            if isinstance(node, cst.Return) and not nested
-        ]
+        helpers = self._top_level(call.func.value, cst.FunctionDef)
+        if not helpers:  # a same-file class builds it: ``Actor(...)``
+            return call if self._top_level(call.func.value, cst.ClassDef) else None
+        returned = _returned(helpers[0])
         if not returned or not all(isinstance(v, cst.Call) for v in returned):
             return None
         names = {self.qualified(v.func) for v in returned if isinstance(v, cst.Call)}
@@ -546,11 +528,7 @@ class SafetyAnalysis(FixTree):
         func = call.func
         if not isinstance(func, cst.Name) or func.value in self.aliases:
             return False
-        found = [
-            n
-            for n in self.module.body
-            if isinstance(n, cst.FunctionDef) and n.name.value == func.value
-        ]
+        found = self._top_level(func.value, cst.FunctionDef)
         if len(found) != 1 or found[0].decorators or found[0] in self._judging:
             return False
         helper = found[0]
@@ -570,6 +548,10 @@ class SafetyAnalysis(FixTree):
             return True
         finally:
             self._judging.discard(helper)
+
+    def _top_level(self, name: str, kind: type[_Def]) -> list[_Def]:
+        """The module-level functions or classes named ``name``, in source order."""
+        return [n for n in self.module.body if isinstance(n, kind) and n.name.value == name]
 
     def _bound_back(self, call: cst.Call, name: str) -> bool:
         """``name = call`` where ``call`` passes ``name``'s tensor through."""
@@ -620,8 +602,13 @@ def _parameter_for(helper: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str
     return ordered[index].name.value if index < len(ordered) else None
 
 
-def _returns(node: cst.CSTNode, nested: bool) -> bool:
-    return isinstance(node, cst.Return) and not nested
+def _returned(func: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    """What each ``return`` of ``func``'s own body gives (None for a bare ``return``)."""
+    return [
+        node.value
+        for node, nested in _walk_scope(func.body)
+        if isinstance(node, cst.Return) and not nested
+    ]
 
 
 def _walk_scope(root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:

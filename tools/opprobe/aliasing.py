@@ -22,10 +22,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from .collect import NAMESPACE_MODULES, tensor_first
 from .graph import iter_tensors, shares_storage
 from .probes import recipes_for
 from .recipes import FACTORY_RECIPES, LIKE_RECIPES, module_recipes
-from .specs import Recipe, Spec, build, on_device, reseed
+from .specs import Recipe, build, on_device, reseed
 
 Outcome = tuple[list[torch.Tensor], list[torch.Tensor]]  # (inputs, outputs)
 
@@ -130,15 +131,13 @@ def aliasing(qualname: str) -> str | None:
 
 
 def _function(qualname: str) -> Callable[..., Any] | None:
-    """``torch.relu``/``torch.nn.functional.relu`` by qualified name, a Tensor method by its
-    bare name."""
+    """``torch.relu``/``torch.nn.functional.relu`` by qualified name (the namespaces of
+    ``collect.function_names``), a Tensor method by its bare name."""
     if "." not in qualname:
         return getattr(torch.Tensor, qualname, None)
-    owner, _, name = qualname.rpartition(".")
-    module: Any = torch
-    for part in owner.split(".")[1:]:
-        module = getattr(module, part, None)
-    return getattr(module, name, None)
+    prefix, _, name = qualname.rpartition(".")
+    module = NAMESPACE_MODULES.get(prefix)
+    return getattr(module, name, None) if module is not None else None
 
 
 def has_twin(name: str) -> bool:
@@ -151,9 +150,7 @@ def has_twin(name: str) -> bool:
     if inplace is None or twin is None or not callable(twin):
         return False
     ran = False
-    for recipe in recipes_for(name):
-        if not (recipe[0] and isinstance(recipe[0][0], Spec)):
-            continue
+    for recipe in filter(tensor_first, recipes_for(name)):
         written = _call(inplace, recipe)
         if written is None:
             continue

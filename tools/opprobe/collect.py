@@ -163,7 +163,7 @@ def function_entry(qualname: str) -> dict[str, Any] | None:
     return entry
 
 
-def _tensor_first(recipe: Recipe) -> bool:
+def tensor_first(recipe: Recipe) -> bool:
     """Whether the recipe can be a method call (its first argument is a tensor)."""
     return bool(recipe[0]) and isinstance(recipe[0][0], Spec)
 
@@ -171,7 +171,7 @@ def _tensor_first(recipe: Recipe) -> bool:
 def method_entry(name: str) -> dict[str, Any] | None:
     """Table entry of one Tensor method (``self`` is the first recipe argument)."""
     fn = getattr(torch.Tensor, name)
-    recipes = list(filter(_tensor_first, recipes_for(name)))
+    recipes = list(filter(tensor_first, recipes_for(name)))
     outcome = probe(fn, recipes, params_resolver(fn, name))
     if outcome is None:
         return None
@@ -225,7 +225,7 @@ def inplace_check(name: str) -> list[bool]:
     """
     fn = getattr(torch.Tensor, name)
     ran = False
-    for recipe in filter(_tensor_first, recipes_for(name)):
+    for recipe in filter(tensor_first, recipes_for(name)):
         outcome = probe_call(fn, recipe, lambda args, kwargs: [], grad=False)
         if outcome is None:
             continue
@@ -386,7 +386,7 @@ def overwrites(name: str) -> bool:
     ``self`` equal every time, for every recipe that runs (at least one must)."""
     fn = getattr(torch.Tensor, name)
     ran = False
-    for recipe in filter(_tensor_first, recipes_for(name)):
+    for recipe in filter(tensor_first, recipes_for(name)):
         results = []
         for variant in _SELF_VARIANTS:
             reseed()
