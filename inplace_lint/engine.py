@@ -27,6 +27,7 @@ from inplace_lint.fix import attach_fixes
 from inplace_lint.from_ast import Unsupported, module_from_ast
 from inplace_lint.noqa import noqa_map, suppressed
 from inplace_lint.positions import positions_for
+from inplace_lint.project_view import ProjectView
 from inplace_lint.reparse import StatementReuse
 from inplace_lint.screen import may_contain_hazard
 from inplace_lint.source import DecodeError, decode
@@ -60,6 +61,7 @@ def lint_source(
     noqa: bool = True,
     reuse: StatementReuse | None = None,
     fixes: bool = True,
+    project: ProjectView | None = None,
 ) -> list[Finding]:
     """Lint Python source text; ``codes`` limits the rules (default: those on by default).
 
@@ -68,10 +70,12 @@ def lint_source(
     ``reuse`` keeps the statements of an earlier version of the same document (the language
     server's edits), so only the changed ones are parsed again; ``fixes=False`` leaves the
     findings without fixes, for a caller that cannot offer them (flake8), which saves building
-    and verifying them.
+    and verifying them; ``project`` is what the other files of the run say (project mode).
     """
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
-    if not may_contain_hazard(text, enabled):
+    # a call of another file's helper may be this file's only write
+    foreign = project is not None and bool(project.foreign)
+    if not foreign and not may_contain_hazard(text, enabled):
         return []
     # A syntax tree is a large acyclic heap: the cyclic collector's passes over it cost a
     # fifth of the lint and free nothing, so it pauses for the file (reference counting
@@ -80,7 +84,7 @@ def lint_source(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes)
+        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes, project)
     finally:
         if collecting:
             gc.enable()
@@ -94,6 +98,7 @@ def _lint_screened(
     noqa: bool,
     reuse: StatementReuse | None,
     fixes: bool = True,
+    project: ProjectView | None = None,
 ) -> list[Finding]:
     problem, tree = _screen_syntax(text, path, tree)
     if problem is not None:
@@ -103,14 +108,19 @@ def _lint_screened(
     load_table()  # loaded once per process: setting up is not this file's analysis time
     budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
     try:
-        if reuse is None and isinstance(tree, ast.Module) and not _has_findings(tree, enabled):
+        if (
+            reuse is None
+            and isinstance(tree, ast.Module)
+            and not _has_findings(tree, enabled, project)
+        ):
             return []
         if reuse is not None and isinstance(tree, ast.Module):
             module = reuse.parse(text, tree)
         else:
             module = cst.parse_module(text)
         with shared_children():
-            facts = analyze(module, memo=reuse.functions if reuse is not None else None)
+            kept = reuse.functions if reuse is not None else None
+            facts = analyze(module, memo=kept, project=project)
             raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
             raw = _apply_precedence(raw)
             if not raw:
@@ -134,7 +144,9 @@ def _lint_screened(
         sys.setrecursionlimit(limit)
 
 
-def _has_findings(tree: ast.Module, enabled: frozenset[str]) -> bool:
+def _has_findings(
+    tree: ast.Module, enabled: frozenset[str], project: ProjectView | None = None
+) -> bool:
     """Whether the analysis finds anything on a tree built from the stdlib one.
 
     Most files have no finding, and this answers for them at a fraction of the cost of
@@ -146,7 +158,7 @@ def _has_findings(tree: ast.Module, enabled: frozenset[str]) -> bool:
     except Unsupported:
         return True
     with shared_children():
-        facts = analyze(module)
+        facts = analyze(module, project=project)
         return any(
             _apply_precedence([f for r in all_rules() if r.code in enabled for f in r.check(facts)])
         )
@@ -210,7 +222,12 @@ def _too_deep(tree: ast.AST) -> ast.AST | None:
     return None
 
 
-def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> list[Finding]:
+def lint_bytes(
+    data: bytes,
+    path: str,
+    codes: Iterable[str] | None = None,
+    project: ProjectView | None = None,
+) -> list[Finding]:
     """Decode (BOM, PEP 263) and lint; undecodable bytes give one IPL999 finding.
 
     A ``path`` ending in ``.ipynb`` is read as a Jupyter notebook (see notebook.py).
@@ -229,11 +246,14 @@ def lint_bytes(data: bytes, path: str, codes: Iterable[str] | None = None) -> li
                 path, text[: text.index("\x00")].count("\n") + 1, 1, "source contains a null byte"
             )
         ]
-    return lint_source(text, path, codes)
+    return lint_source(text, path, codes, project=project)
 
 
-def lint_path(path: Path, display: str, config: Config) -> FileResult:
-    """Read and lint one file with the codes ``config`` enables for it."""
+def lint_path(
+    path: Path, display: str, config: Config, project: ProjectView | None = None
+) -> FileResult:
+    """Read and lint one file with the codes ``config`` enables for it (``project``: what the
+    other files of the run say of it)."""
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
@@ -245,7 +265,7 @@ def lint_path(path: Path, display: str, config: Config) -> FileResult:
         data = path.read_bytes()
     except OSError as exc:
         return FileResult(display, (), error=f"cannot read {display}: {exc.strerror or exc}")
-    findings = lint_bytes(data, display, config.codes_for(str(path)))
+    findings = lint_bytes(data, display, config.codes_for(str(path)), project)
     return FileResult(display, tuple(findings))
 
 

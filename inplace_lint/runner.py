@@ -13,7 +13,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -24,6 +24,8 @@ from inplace_lint.cache import CACHE_DIR_NAME, Cache
 from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config, find_pyproject
 from inplace_lint.engine import MAX_BYTES, FileResult
+from inplace_lint.project import build_views
+from inplace_lint.project_view import ProjectView
 
 #: Set to print the cache's hit/miss counts on standard error after a run.
 STATS_ENV = "INPLACE_LINT_CACHE_STATS"
@@ -102,12 +104,15 @@ def lint_files(
     jobs: int | None = None,
     cache: Cache | None = None,
     progress: Callable[[], None] | None = None,
+    project: bool = True,
 ) -> list[FileResult]:
     """Lint ``(path, display)`` pairs; results in the same order, whatever ``jobs`` is.
 
-    ``progress`` is called once per file as its result arrives (cache hits included).
+    ``progress`` is called once per file as its result arrives (cache hits included);
+    ``project``: the files are read together (``inplace_lint.project``), when several.
     """
     results: list[FileResult | None] = [None] * len(files)
+    views = build_views(files) if project else {}
     keys: dict[int, tuple[str, _Stamp]] = {}
     todo: list[int] = []
     for index, (path, display) in enumerate(files):
@@ -115,7 +120,9 @@ def lint_files(
         probe = _probe(path) if cache is not None and path.suffix != ".ipynb" else None
         if cache is not None and probe is not None:
             data, stamp = probe
-            key = cache.key(data, display, config.codes_for(str(path)))
+            view = views.get(index)
+            extra = view.digest() if view is not None else b""
+            key = cache.key(data + extra, display, config.codes_for(str(path)))
             hit = cache.get(key, display)
             if hit is not None:
                 results[index] = FileResult(display, hit)
@@ -139,9 +146,9 @@ def lint_files(
     if workers <= 1:
         for index in todo:
             path, display = files[index]
-            store(index, engine.lint_path(path, display, config))
+            store(index, engine.lint_path(path, display, config, views.get(index)))
     else:
-        _run_pool(files, todo, config, workers, store)
+        _run_pool(files, todo, config, workers, store, views)
     if cache is not None and os.environ.get(STATS_ENV):
         s = cache.stats
         print(
@@ -161,9 +168,9 @@ def _init_worker(config: Config) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and cancels
 
 
-def _work(index: int, path: str, display: str) -> tuple[int, FileResult]:
+def _work(index: int, path: str, display: str, view: ProjectView | None) -> tuple[int, FileResult]:
     assert _CONFIG is not None
-    return index, engine.lint_path(Path(path), display, _CONFIG)
+    return index, engine.lint_path(Path(path), display, _CONFIG, view)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -186,6 +193,7 @@ def _run_pool(
     config: Config,
     workers: int,
     store: Callable[[int, FileResult], None],
+    views: Mapping[int, ProjectView],
 ) -> None:
     """Lint ``todo`` in ``workers`` processes, largest files first; one retry if a worker dies."""
     order = sorted(todo, key=lambda i: _size(files[i][0]), reverse=True)
@@ -201,11 +209,11 @@ def _run_pool(
         except (OSError, NotImplementedError):  # no semaphores here: lint in-process
             for index in order:
                 path, display = files[index]
-                store(index, engine.lint_path(path, display, config))
+                store(index, engine.lint_path(path, display, config, views.get(index)))
             return
         try:
             futures: list[Future[tuple[int, FileResult]]] = [
-                pool.submit(_work, i, str(files[i][0]), files[i][1]) for i in order
+                pool.submit(_work, i, str(files[i][0]), files[i][1], views.get(i)) for i in order
             ]
             for future in as_completed(futures):
                 index, result = future.result()

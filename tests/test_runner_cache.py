@@ -127,9 +127,11 @@ def _count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = engine.lint_path
 
-    def counting(path: Path, display: str, config: Config) -> engine.FileResult:
+    def counting(
+        path: Path, display: str, config: Config, project: object = None
+    ) -> engine.FileResult:
         seen.append(display)
-        return real(path, display, config)
+        return real(path, display, config, project)  # type: ignore[arg-type]
 
     monkeypatch.setattr(engine, "lint_path", counting)
     return seen

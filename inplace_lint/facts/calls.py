@@ -294,7 +294,7 @@ class Calls(AnalyzerBase):
                 leaves = [v for v in tensors if v.leaf and v.grad == 2]
                 write = self._write(
                     tensors,
-                    mutation.node,
+                    node if mutation.origin else mutation.node,  # another file's: the call
                     described(mutation, callee),
                     target_node=arg.value,
                     hidden=mutation.bypass,  # ``t.data.masked_fill_()``: no version moves
@@ -315,7 +315,7 @@ class Calls(AnalyzerBase):
                             and not destination(mutation.param)
                         )
                     ),
-                    stmt=mutation.stmt,
+                    stmt=None if mutation.origin else mutation.stmt,
                     nested=bool(mutation.through) and mutation.through != callee,
                 )
                 if (

@@ -26,11 +26,11 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.effects import attribute_writes, step_effects
 from inplace_lint.facts.expressions import Expressions
+from inplace_lint.facts.foreign import Foreign
 from inplace_lint.facts.function_saves import FunctionSaves
 from inplace_lint.facts.heuristics import (
-    _inplace_flag,
-    documented_in_place,
-    init_like_name,
+    exempt_reason,
+    no_grad_decorated,
     state_update_name,
 )
 from inplace_lint.facts.hooks import find_backward_hooks
@@ -38,12 +38,8 @@ from inplace_lint.facts.inline import BUDGET, Inline
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind, Value
-from inplace_lint.facts.op_extras import (
-    _NO_GRAD,
-)
 from inplace_lint.facts.ops import (
     OpTable,
-    is_inplace_name,
 )
 from inplace_lint.facts.optimizers import Optimizers
 from inplace_lint.facts.passed import Passed
@@ -65,6 +61,7 @@ from inplace_lint.facts.walk import (
     shared_children,
 )
 from inplace_lint.facts.writes import Writes
+from inplace_lint.project_view import ProjectView
 
 
 class Analyzer(
@@ -81,6 +78,7 @@ class Analyzer(
     FunctionSaves,
     Passed,
     Binder,
+    Foreign,
 ):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
 
@@ -96,6 +94,7 @@ class Analyzer(
             self.module, calls, self.imports, frozenset(self.classes), leaf_classes
         )
         self.facts.backward_hooks = self.backward_hooks
+        self._summarize_foreign()
         self._summarize()
         self._note_sequentials(calls)
         module_ctx = Context(name="<module>", node=None)
@@ -241,27 +240,12 @@ class Analyzer(
                 ctx.mark_dirty = frozenset(_mark_dirty_names(func))
         elif cls is not None and cls.is_module and name == "forward":
             ctx.role = "forward"
-        for deco in func.decorators:
-            target = deco.decorator
-            if isinstance(target, cst.Call):
-                target = target.func
-            qualified = self.imports.qualify(target) or ""
-            if qualified in _NO_GRAD:
-                ctx.no_grad = True
+        if no_grad_decorated(func, self.imports):
+            ctx.no_grad = True
         if self.call_modes.get(name) == {False}:
             ctx.no_grad = True  # every call in this file runs it with grad off
         ctx.state_update = state_update_name(name) or (cls is not None and cls.is_optimizer)
-        param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
-        if is_inplace_name(name):
-            ctx.exempt_args = "its name ends in `_`"
-        elif any(_inplace_flag(p) for p in param_names):
-            ctx.exempt_args = "it takes an `inplace` flag"
-        elif ctx.no_grad:
-            ctx.exempt_args = "it runs under no_grad"
-        elif documented_in_place(func):
-            ctx.exempt_args = "its docstring says it works in place"
-        elif init_like_name(name):
-            ctx.exempt_args = "it initialises tensors"
+        ctx.exempt_args = exempt_reason(func, ctx.no_grad)
         return ctx
 
     def _run_scope(
@@ -360,9 +344,12 @@ def _saved_on_path(value: Value, path: tuple[tuple[int, int], ...]) -> list[str]
 
 
 def analyze(
-    module: cst.Module, table: OpTable | None = None, memo: FunctionMemo | None = None
+    module: cst.Module,
+    table: OpTable | None = None,
+    memo: FunctionMemo | None = None,
+    project: ProjectView | None = None,
 ) -> ev.Facts:
     """Run the dataflow pass over ``module`` (``memo``: per-function facts kept between
-    versions of one document)."""
+    versions of one document; ``project``: what the other files of the run say)."""
     with shared_children():
-        return Analyzer(module, table, memo).run()
+        return Analyzer(module, table, memo, project).run()

@@ -13,7 +13,9 @@ import libcst as cst
 
 from inplace_lint.facts.classes import literal_zero
 from inplace_lint.facts.model import Write
-from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.op_extras import _NO_GRAD
+from inplace_lint.facts.ops import is_inplace_name
 
 # Each guess below names the evidence that introduced it and what it is known to cost.
 # "Tuned corpora" are timm, torchvision, transformers and diffusers (bench/REAL_CODE.md);
@@ -163,3 +165,32 @@ def documented_in_place(func: cst.FunctionDef) -> bool:
     are its contract, like a name ending in ``_``."""
     docstring = func.get_docstring(clean=False)
     return bool(docstring) and _IN_PLACE_DOC.search(docstring) is not None
+
+
+def exempt_reason(func: cst.FunctionDef, no_grad: bool) -> str:
+    """Why a function may write its arguments in place (empty if nothing says so): its name,
+    an ``inplace`` flag, grad off (``no_grad``), its docstring, or its initialising role."""
+    name = func.name.value
+    param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
+    if is_inplace_name(name):
+        return "its name ends in `_`"
+    if any(_inplace_flag(p) for p in param_names):
+        return "it takes an `inplace` flag"
+    if no_grad:
+        return "it runs under no_grad"
+    if documented_in_place(func):
+        return "its docstring says it works in place"
+    if init_like_name(name):
+        return "it initialises tensors"
+    return ""
+
+
+def no_grad_decorated(func: cst.FunctionDef, imports: ImportTable) -> bool:
+    """``@torch.no_grad()`` (or another grad-off decorator) on ``func``."""
+    for deco in func.decorators:
+        target = deco.decorator
+        if isinstance(target, cst.Call):
+            target = target.func
+        if (imports.qualify(target) or "") in _NO_GRAD:
+            return True
+    return False

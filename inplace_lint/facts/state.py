@@ -64,6 +64,7 @@ from inplace_lint.facts.walk import (
     own_nodes,
     walk,
 )
+from inplace_lint.project_view import ProjectView
 
 _T = TypeVar("_T")
 
@@ -206,9 +207,13 @@ class AnalyzerBase:
     """State and shared helpers of one dataflow run; the rooms are mixins over it."""
 
     def __init__(
-        self, module: cst.Module, table: OpTable | None = None, memo: FunctionMemo | None = None
+        self,
+        module: cst.Module,
+        table: OpTable | None = None,
+        memo: FunctionMemo | None = None,
+        project: ProjectView | None = None,
     ) -> None:
-        self.module = module
+        self.module, self.project = module, project
         self.table = table or load_table()
         self._memo = memo
         # one walk over the statements (not into expressions) finds imports, classes, defs

@@ -110,6 +110,9 @@ class Mutation:
     #: the same-file function whose write this is, when it is made by a call this function
     #: passes its parameter to (``fwd(batch)`` calling ``norm(batch["ego"])``)
     through: str = ""
+    #: where the function is defined, when that is another file of the run (project mode):
+    #: the write is then reported at the call, in the caller's file
+    origin: str = ""
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -394,6 +397,10 @@ class _MutationFinder(Walker):
                     key=key,
                     fresh_element=False,
                     through=mutation.through or callee,
+                    # another file's function: its write is this file's call to it
+                    node=node if mutation.origin else mutation.node,
+                    stmt=self.current[-1] if mutation.origin else mutation.stmt,
+                    origin="",
                 ),
             )
 
@@ -726,4 +733,6 @@ def described(mutation: Mutation, callee: str) -> str:
     """``.div_()`` in `norm()`, and the function called that reached it, if another."""
     if mutation.through and mutation.through != callee:
         return f"{mutation.what} in `{mutation.through}()` (called by `{callee}()`)"
+    if mutation.origin:
+        return f"{mutation.what} in `{callee}()` ({mutation.origin})"
     return f"{mutation.what} in `{callee}()`"

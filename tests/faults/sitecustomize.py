@@ -73,7 +73,7 @@ def _kill(names: frozenset[str]) -> None:
     real = engine.lint_path
     once = os.environ.get("INPLACE_LINT_FAULT_KILL_ONCE")
 
-    def lint_path(path: Any, display: str, config: Any) -> Any:
+    def lint_path(path: Any, display: str, config: Any, project: Any = None) -> Any:
         if _last(path) in names and multiprocessing.parent_process() is not None:
             if once is None:
                 os._exit(70)
@@ -83,7 +83,7 @@ def _kill(names: frozenset[str]) -> None:
                 pass
             else:
                 os._exit(70)
-        return real(path, display, config)
+        return real(path, display, config, project)
 
     engine.lint_path = lint_path
 

@@ -1,0 +1,66 @@
+"""Summaries of the functions this file imports from other files of the run (project mode).
+
+``inplace_lint.project`` ships each such function's source with the file's analysis; here it is
+parsed alone and summarised like a same-file helper (which parameters it writes in place), with
+the torch names of its own file's imports. Its writes are then reported at the calls in this
+file (``Mutation.origin``), since the function's own lines are not this file's. A function the
+file also defines or rebinds at the top level is this file's, not the import's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import libcst as cst
+
+from inplace_lint.facts.heuristics import exempt_reason, no_grad_decorated
+from inplace_lint.facts.names import ImportTable
+from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.summaries import summarize
+from inplace_lint.facts.walk import walk
+from inplace_lint.project_view import ForeignFunction
+
+
+class Foreign(AnalyzerBase):
+    """The project-mode room of the interpreter (see the module docstring)."""
+
+    def _summarize_foreign(self) -> None:
+        view = self.project
+        if view is None:
+            return
+        # judged at their callers in other files, which summarise them as below
+        self.facts.called.update(view.called_elsewhere)
+        for shipped in view.foreign:
+            if shipped.local in self.functions or shipped.local in self.classes:
+                continue
+            parsed = _parsed(shipped)
+            if parsed is None:
+                continue
+            func, imports = parsed
+            containers = self._container_params(func)
+            origin = f"defined in {shipped.display}, line {shipped.line}"
+            mutations = [
+                replace(m, origin=origin)
+                for m in summarize(func, False, imports, self.table)
+                if m.elementwise or m.key is not None or m.param not in containers
+            ]
+            if mutations:
+                no_grad = no_grad_decorated(func, imports) or (
+                    self.call_modes.get(shipped.local) == {False}
+                )
+                self.summaries[shipped.local] = (mutations, exempt_reason(func, no_grad))
+
+
+@lru_cache(maxsize=256)
+def _parsed(shipped: ForeignFunction) -> tuple[cst.FunctionDef, ImportTable] | None:
+    """The shipped definition and its file's import table; None if libcst cannot parse it."""
+    try:
+        module = cst.parse_module(shipped.source)
+        header = cst.parse_module(shipped.imports)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    func = module.body[0] if module.body else None
+    if not isinstance(func, cst.FunctionDef):
+        return None
+    return func, ImportTable.from_statements(walk(header))

@@ -1,0 +1,257 @@
+"""Project mode: what the files of one run tell each other about their helper functions.
+
+When a run names several files, a file that imports a function defined at the top level of
+another file of the run (``from .utils import add_noise``, ``from pkg.ops import f as g``,
+following re-exports of ``__init__`` files) and calls it gets that function's source with its
+analysis: its in-place writes to its parameters are summarised there and applied at each call,
+so a caller that reads its tensor again, or whose tensor an op saved, is reported at the call.
+The defining file learns that the function has a caller in the run that judges it, so it does
+not report the write for want of a caller (IPL004's "no caller to judge").
+
+The index reads source text only (no parse of whole files, no import): imports and top-level
+``def`` lines are found by their layout, and each shipped function is checked to parse alone.
+Limits: functions only (not classes or their ``forward``), called by their imported name (not
+``module.f(...)``); the grad mode of a call in another file is not carried.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import stat
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from inplace_lint.engine import MAX_BYTES
+from inplace_lint.project_view import ForeignFunction, ProjectView
+from inplace_lint.source import DecodeError, decode
+
+#: ``from .a.b import (x, y as z)``: the dots, the module, the names (to the line's end or a
+#: closing parenthesis)
+_FROM_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE
+)
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_TOP_LEVEL_LINE = re.compile(r"^[^\s#]", re.MULTILINE)
+#: a sign that a body may write in place: ``.add_(``, an augmented assignment, an item
+#: assignment, ``out=``, ``.data``, an ``inplace`` flag
+_MAY_WRITE = re.compile(r"\w_\(|[-+*/%&|^@]=|\][ \t]*=[^=]|\bout[ \t]*=|\.data\b|inplace")
+#: how many ``__init__`` re-exports are followed to the defining file
+_HOPS = 3
+
+
+@dataclass
+class _File:
+    display: str
+    text: str
+    package: tuple[str, ...]  # the dotted package this file belongs to
+    #: local name -> (module parts, relative dots, imported name)
+    imported: dict[str, tuple[tuple[str, ...], int, str]] = field(default_factory=dict)
+    defs: dict[str, int] = field(default_factory=dict)  # top-level function -> its offset
+
+
+def build_views(files: Sequence[tuple[Path, str]]) -> dict[int, ProjectView]:
+    """Each file's view of the others, by position in ``files``; empty for one file alone."""
+    read = [_read(path, display) for path, display in files]
+    if sum(f is not None for f in read) < 2:
+        return {}
+    modules: dict[tuple[str, ...], int] = {}
+    clash: set[tuple[str, ...]] = set()
+    for index, f in enumerate(read):
+        if f is None:
+            continue
+        for key in _module_keys(files[index][0], f.package):
+            if key in modules and modules[key] != index:
+                clash.add(key)
+            modules[key] = index
+    for key in clash:
+        del modules[key]
+    return _Resolver(files, read, modules).views()
+
+
+class _Resolver:
+    def __init__(
+        self,
+        files: Sequence[tuple[Path, str]],
+        read: list[_File | None],
+        modules: dict[tuple[str, ...], int],
+    ) -> None:
+        self.files, self.read, self.modules = files, read, modules
+        self.by_path = {path: index for index, (path, _) in enumerate(files)}
+        self._shipped: dict[tuple[int, str], ForeignFunction | None] = {}
+
+    def views(self) -> dict[int, ProjectView]:
+        foreign: dict[int, list[ForeignFunction]] = {}
+        called: dict[int, set[str]] = {}
+        for index, f in enumerate(self.read):
+            if f is None:
+                continue
+            for local, (parts, dots, name) in sorted(f.imported.items()):
+                if not _called(f.text, local):
+                    continue
+                target = self._module(index, parts, dots)
+                found = self._defining(target, name, _HOPS) if target is not None else None
+                if found is None or found[0] == index:
+                    continue
+                shipped = self._ship(found, local)
+                if shipped is not None:
+                    foreign.setdefault(index, []).append(shipped)
+                    called.setdefault(found[0], set()).add(found[1])
+        return {
+            index: ProjectView(tuple(foreign.get(index, ())), frozenset(called.get(index, ())))
+            for index in foreign.keys() | called.keys()
+        }
+
+    def _module(self, index: int, parts: tuple[str, ...], dots: int) -> int | None:
+        """The file of the run a module name in file ``index`` names, if exactly one."""
+        f = self.read[index]
+        assert f is not None
+        if dots:  # ``from ..a import f``: from the package ``dots - 1`` levels up
+            up = dots - 1
+            if up > len(f.package):
+                return None
+            key = (*f.package[: len(f.package) - up], *parts)
+            return self.modules.get(key) if key else None
+        # ``import utils`` in a script: the file beside it (its folder is first on sys.path)
+        if not parts:
+            return None
+        folder = self.files[index][0].parent
+        beside = self.by_path.get(folder.joinpath(*parts[:-1], f"{parts[-1]}.py"))
+        if beside is not None and self.read[beside] is not None:
+            return beside
+        return self.modules.get(parts)
+
+    def _defining(self, index: int, name: str, hops: int) -> tuple[int, str] | None:
+        """The file and name that define ``name`` as file ``index`` exports it."""
+        f = self.read[index]
+        assert f is not None
+        if name in f.defs:
+            return index, name
+        entry = f.imported.get(name)
+        if entry is None or hops == 0:
+            return None
+        parts, dots, original = entry
+        target = self._module(index, parts, dots)
+        return self._defining(target, original, hops - 1) if target is not None else None
+
+    def _ship(self, found: tuple[int, str], local: str) -> ForeignFunction | None:
+        """The definition ``found`` as a file calling it ``local`` receives it, if it may
+        write in place and can be cut out of its file alone."""
+        if found not in self._shipped:
+            self._shipped[found] = self._cut(*found)
+        shipped = self._shipped[found]
+        return replace(shipped, local=local) if shipped is not None else None
+
+    def _cut(self, index: int, name: str) -> ForeignFunction | None:
+        f = self.read[index]
+        assert f is not None
+        offset = f.defs[name]
+        source = _definition(f.text, offset)
+        if source is None or not _MAY_WRITE.search(source):
+            return None
+        line = f.text.count("\n", 0, offset) + 1
+        imports = "\n".join(_import_lines(f.text))
+        return ForeignFunction(name, name, self.files[index][1], line, source, imports)
+
+
+def _read(path: Path, display: str) -> _File | None:
+    if path.suffix != ".py":
+        return None
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None  # a FIFO would block; the engine reports both
+        text = decode(path.read_bytes()).text
+    except (OSError, DecodeError):
+        return None
+    f = _File(display, text, _package_of(path))
+    for match in _FROM_IMPORT.finditer(text):
+        dots, module, names = match.groups()
+        parts = tuple(module.split(".")) if module else ()
+        for imported, local in _names(names):
+            f.imported[local] = (parts, len(dots), imported)
+    for match in _TOP_DEF.finditer(text):
+        f.defs.setdefault(match.group(1), match.start())
+    return f
+
+
+def _names(text: str) -> Iterable[tuple[str, str]]:
+    """``(a, b as c)`` -> (a, a), (b, c); comments and line continuations dropped."""
+    text = re.sub(r"#[^\n]*", "", text).strip().strip("()").replace("\\\n", " ")
+    for item in text.split(","):
+        words = item.split()
+        if len(words) == 1 and words[0].isidentifier():
+            yield words[0], words[0]
+        elif len(words) == 3 and words[1] == "as" and words[2].isidentifier():
+            yield words[0], words[2]
+
+
+def _package_of(path: Path) -> tuple[str, ...]:
+    """The dotted package of ``path``: its folders up to the first without ``__init__.py``."""
+    parts: list[str] = []
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return tuple(parts)
+
+
+def _module_keys(path: Path, package: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The module names the file answers to: its full dotted name, and the dotted names
+    below each of its packages (``src/pkg/a/b.py`` is ``pkg.a.b``, and ``a.b`` to a script
+    run from ``pkg/``)."""
+    stem = () if path.stem == "__init__" else (path.stem,)
+    full = (*package, *stem)
+    return [full[i:] for i in range(len(package) + 1) if full[i:]]
+
+
+def _called(text: str, local: str) -> bool:
+    """Whether ``local(`` appears as a plain call (not ``obj.local(`` or ``my_local(``)."""
+    start = text.find(local + "(")
+    while start >= 0:
+        before = text[start - 1] if start else " "
+        if not (before.isalnum() or before in "_."):
+            return True
+        start = text.find(local + "(", start + 1)
+    return False
+
+
+def _definition(text: str, offset: int) -> str | None:
+    """The top-level ``def`` at ``offset`` with its decorators, if it parses on its own."""
+    start = offset
+    while start > 0:
+        previous = text.rfind("\n", 0, start - 1) + 1
+        if not text.startswith("@", previous):
+            break
+        start = previous
+    line_end = text.find("\n", offset)
+    following = _TOP_LEVEL_LINE.search(text, line_end + 1) if line_end >= 0 else None
+    end = len(text)
+    while following is not None:  # a decorator opens the next definition; a ``)`` closes ours
+        if text[following.start()] not in ")]}":
+            end = following.start()
+            break
+        following = _TOP_LEVEL_LINE.search(text, following.end())
+    source = text[start:end].rstrip() + "\n"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body
+    if len(body) != 1 or not isinstance(body[0], ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    return source
+
+
+def _import_lines(text: str) -> list[str]:
+    """The file's top-level import statements (one line each: enough for torch's names)."""
+    lines = []
+    for match in re.finditer(r"^(?:import|from)[ \t][^\n(\\]*$", text, re.MULTILINE):
+        lines.append(match.group(0))
+    return lines
