@@ -2,10 +2,11 @@
 
 ``t = x.clone() if needs_grad else x`` and, later, ``if needs_grad: t.mul_(2)``: under the
 second test the first test held too, so ``t`` is the clone there, never ``x``. A condition
-is matched only when it is a plain name or attribute (``needs_grad``, ``self.training``), or
-``X is None`` / ``X is not None``, possibly under ``not``, and the names it reads have not
+is matched only when it is a plain name or attribute (``needs_grad``, ``self.training``),
+``X is None`` / ``X is not None``, or ``X == literal`` / ``X != literal`` (a string or number:
+``self.loss == "modified_huber"``), possibly under ``not``, and the names it reads have not
 been bound again in between (the key holds their binding sequence numbers). Anything else
-(calls, comparisons of values, ``and``/``or``) is not matched: the arms stay independent.
+(calls, other comparisons, ``and``/``or``) is not matched: the arms stay independent.
 
 ``grad_off_arms`` reads another kind of test: one on torch's grad mode, whose arms then run
 with grad on or off like the body of ``with torch.no_grad():``; ``plain_arms`` one on a
@@ -35,15 +36,20 @@ def condition_key(test: cst.BaseExpression, bindings: dict[str, int]) -> tuple[K
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         right = target.comparator
-        if not (isinstance(right, cst.Name) and right.value == "None"):
-            return None
-        if isinstance(target.operator, cst.IsNot):
+        if isinstance(right, cst.Name) and right.value == "None":
+            compared, equal, unequal = "is None", cst.Is, cst.IsNot
+        else:
+            literal = _literal(right)
+            if literal is None:
+                return None
+            compared, equal, unequal = f"== {literal}", cst.Equal, cst.NotEqual
+        if isinstance(target.operator, unequal):
             polarity = not polarity
-        elif not isinstance(target.operator, cst.Is):
+        elif not isinstance(target.operator, equal):
             return None
         subject = test.left
         text = dotted_name(subject)
-        text = f"{text} is None" if text is not None else None
+        text = f"{text} {compared}" if text is not None else None
     else:
         text = dotted_name(test)
     if text is None or text in ("True", "False", "None"):
@@ -51,6 +57,16 @@ def condition_key(test: cst.BaseExpression, bindings: dict[str, int]) -> tuple[K
     name = dotted_name(subject) or ""
     seqs = tuple(bindings.get(part, 0) for part in _prefixes(name))
     return (text, seqs), polarity
+
+
+def _literal(node: cst.BaseExpression) -> str | None:
+    """The value of a string or number literal, as a key (``"a"`` and ``'a'`` are one)."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return repr(value) if isinstance(value, str) else None
+    if isinstance(node, cst.Integer | cst.Float):
+        return repr(node.evaluated_value)
+    return None
 
 
 def _prefixes(dotted: str) -> list[str]:
