@@ -467,6 +467,9 @@ class Calls(AnalyzerBase):
                 return [e for c in containers for e in c.elements] or [self._unknown()]
             if method in ("values", "items", "copy"):
                 return containers
+        owned = self._owned_method_writes(receiver, method, node, args)
+        if owned is not None:
+            return owned
         tensors = [v for v in receiver if v.kind is Kind.TENSOR]
         if not tensors:
             return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]

@@ -199,7 +199,7 @@ class Analyzer(
             if (cls is not None and cls.is_function) or not _calls_any(func, by_name):
                 continue
             skip_first = cls is not None and not _is_static(func)
-            callees = Callees(by_name, cls.name if cls is not None else None)
+            callees = Callees(by_name, cls.name if cls is not None else None, self._method_owners)
             summary = summarize(func, skip_first, self.imports, self.table, callees)
             own = f"{cls.name}.{func.name.value}" if cls is not None else func.name.value
             if len(summary) > len(by_name.get(own, ())):

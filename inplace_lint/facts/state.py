@@ -432,6 +432,22 @@ class AnalyzerBase:
         return value
 
     @functools.cached_property
+    def _method_owners(self) -> dict[str, str]:
+        """Method name -> the one same-file plain class (no module, Function or optimizer)
+        that defines it, for names no other class of the file and no tensor method has:
+        ``obj.apply_temperature(x)`` on a value of no known kind calls that class's method."""
+        counts: Counter[str] = Counter(m for c in self.classes.values() for m in c.methods)
+        return {
+            method: cls.name
+            for cls in self.classes.values()
+            if not (cls.is_module or cls.is_function or cls.is_optimizer)
+            for method in cls.methods
+            if counts[method] == 1
+            and not method.startswith("__")
+            and method not in self.table.methods
+        }
+
+    @functools.cached_property
     def _container_predicates(self) -> dict[str, frozenset[int]]:
         """Same-file predicates that test parameters to be containers (``type_tests``)."""
         return container_predicates(self.functions)

@@ -426,6 +426,27 @@ class Steps(AnalyzerBase):
         self._note_call_args(method, args, f"{name}.{method}")
         return self._apply_mutations(method, node, args, *entry)
 
+    def _owned_method_writes(
+        self, receiver: list[Value], method: str, node: cst.Call, args: Args
+    ) -> list[Value] | None:
+        """``self.sampler.apply_temperature(logits, t)`` on a value of no known kind, where
+        exactly one same-file plain class defines ``apply_temperature`` and no tensor has a
+        method of that name: that method's summarised writes act on what this call passes
+        (vLLM's sampler dividing the caller's logits). Returns what it hands back written, or
+        an unknown value; None where the call is not such (modules, Functions and optimizers
+        are known by their own values)."""
+        known = [v for v in receiver if v.kind is not Kind.OTHER]
+        if any(v.kind is not Kind.TENSOR or v.sure for v in known):
+            return None
+        owner = self._method_owners.get(method)
+        own = f"{owner}.{method}"
+        entry = self.summaries.get(own) if owner is not None else None
+        if entry is None:
+            return None
+        self._note_call_args(method, args, own)
+        given_back = self._apply_mutations(method, node, args, *entry)
+        return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
+
     def _module_method(
         self, modules: list[Value], method: str, inputs: list[Value]
     ) -> Value | None:

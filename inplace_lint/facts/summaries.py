@@ -53,6 +53,8 @@ class Callees:
 
     summaries: Mapping[str, Sequence[Mutation]]
     owner: str | None = None
+    #: method name -> the one same-file plain class defining it (``AnalyzerBase._method_owners``)
+    owners: Mapping[str, str] = field(default_factory=dict)
 
     def lookup(self, func: cst.BaseExpression) -> tuple[str, Sequence[Mutation]] | None:
         """The callee's name and its writes, for a call to a summarised same-file function."""
@@ -69,10 +71,17 @@ class Callees:
             found = (self.summaries.get(own) if own else None) or self.summaries.get(name)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             name = f"{func.value.value}.{func.attr.value}"  # ``Kernel.backward(g)``
-            found = self.summaries.get(name)
+            found = self.summaries.get(name) or self._owned(func.attr.value)
+        elif isinstance(func, cst.Attribute):  # ``self.sampler.apply_temperature(x)``
+            name = func.attr.value
+            found = self._owned(name)
         else:
             return None
         return (name, found) if found else None
+
+    def _owned(self, method: str) -> Sequence[Mutation] | None:
+        owner = self.owners.get(method)
+        return self.summaries.get(f"{owner}.{method}") if owner is not None else None
 
 
 @dataclass(frozen=True)
