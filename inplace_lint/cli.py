@@ -7,7 +7,7 @@ import fnmatch
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inplace_lint import __version__, catalogue
@@ -140,6 +140,12 @@ def _output_options(parser: _Parser) -> None:
     )
     parser.add_argument("--statistics", action="store_true", help="count findings per code")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument(
+        "--assume-grad",
+        action="store_true",
+        help="also report saved-tensor overwrites in functions no caller here is seen calling, "
+        "certain if their tensor inputs require grad",
+    )
     parser.add_argument("--show-source", action="store_true", help="print the line with a caret")
 
 
@@ -231,7 +237,8 @@ def _load(ns: argparse.Namespace) -> Config:
         if not os.path.exists(start):
             start = Path.cwd()
         config = load_config(find_pyproject(start))
-    return config.with_cli(ns.select, ns.ignore, ns.extend_select)
+    config = config.with_cli(ns.select, ns.ignore, ns.extend_select)
+    return replace(config, assume_grad=True) if ns.assume_grad else config
 
 
 @dataclass

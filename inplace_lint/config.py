@@ -11,7 +11,15 @@ from pathlib import Path, PurePath
 from inplace_lint.checks import PARSE_ERROR, all_rules
 
 KNOWN_KEYS = frozenset(
-    {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores"}
+    {
+        "select",
+        "ignore",
+        "extend-select",
+        "exclude",
+        "extend-exclude",
+        "per-file-ignores",
+        "assume-grad",
+    }
 )
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", "__pycache__", "build",
@@ -54,6 +62,8 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None
+    #: also report hazards certain when an uncalled function's tensor inputs require grad
+    assume_grad: bool = False
 
     def enabled_codes(self) -> frozenset[str]:
         """Codes on for every file before per-file-ignores."""
@@ -184,6 +194,11 @@ def load_config(pyproject: Path | None) -> Config:
                 raise ConfigError(f"{where} per-file-ignores.{pattern!r} must be a list of codes")
             entries.append((pattern, tuple(validate_codes(codes, f"{where} per-file-ignores"))))
         config = replace(config, per_file_ignores=tuple(entries))
+    if "assume-grad" in section:
+        value = section["assume-grad"]
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} assume-grad must be true or false, got {value!r}")
+        config = replace(config, assume_grad=value)
     return config
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
 import stat
 import sys
@@ -62,6 +63,7 @@ def lint_source(
     reuse: StatementReuse | None = None,
     fixes: bool = True,
     project: ProjectView | None = None,
+    assume_grad: bool = False,
 ) -> list[Finding]:
     """Lint Python source text; ``codes`` limits the rules (default: those on by default).
 
@@ -70,7 +72,8 @@ def lint_source(
     ``reuse`` keeps the statements of an earlier version of the same document (the language
     server's edits), so only the changed ones are parsed again; ``fixes=False`` leaves the
     findings without fixes, for a caller that cannot offer them (flake8), which saves building
-    and verifying them; ``project`` is what the other files of the run say (project mode).
+    and verifying them; ``project`` is what the other files of the run say (project mode);
+    ``assume_grad`` adds the opt-in findings of ``facts/assumed_grad.py``.
     """
     enabled = frozenset(codes) if codes is not None else Config().enabled_codes()
     # a call of another file's helper may be this file's only write
@@ -84,7 +87,8 @@ def lint_source(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes, project)
+        assumed = (project, assume_grad)
+        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes, assumed)
     finally:
         if collecting:
             gc.enable()
@@ -98,7 +102,7 @@ def _lint_screened(
     noqa: bool,
     reuse: StatementReuse | None,
     fixes: bool = True,
-    project: ProjectView | None = None,
+    run: tuple[ProjectView | None, bool] = (None, False),
 ) -> list[Finding]:
     problem, tree = _screen_syntax(text, path, tree)
     if problem is not None:
@@ -108,11 +112,7 @@ def _lint_screened(
     load_table()  # loaded once per process: setting up is not this file's analysis time
     budget = Budget().start()  # a file over budget is reported as IPL999, not waited for
     try:
-        if (
-            reuse is None
-            and isinstance(tree, ast.Module)
-            and not _has_findings(tree, enabled, project)
-        ):
+        if reuse is None and isinstance(tree, ast.Module) and not _has_findings(tree, enabled, run):
             return []
         if reuse is not None and isinstance(tree, ast.Module):
             module = reuse.parse(text, tree)
@@ -120,8 +120,9 @@ def _lint_screened(
             module = cst.parse_module(text)
         with shared_children():
             kept = reuse.functions if reuse is not None else None
-            facts = analyze(module, memo=kept, project=project)
+            facts = analyze(module, memo=kept, project=run[0], assume_grad=run[1])
             raw = [f for rule in all_rules() if rule.code in enabled for f in rule.check(facts)]
+            raw = _conditioned(raw, facts.assumed_grad)
             raw = _apply_precedence(raw)
             if not raw:
                 return []
@@ -145,7 +146,7 @@ def _lint_screened(
 
 
 def _has_findings(
-    tree: ast.Module, enabled: frozenset[str], project: ProjectView | None = None
+    tree: ast.Module, enabled: frozenset[str], run: tuple[ProjectView | None, bool]
 ) -> bool:
     """Whether the analysis finds anything on a tree built from the stdlib one.
 
@@ -158,10 +159,26 @@ def _has_findings(
     except Unsupported:
         return True
     with shared_children():
-        facts = analyze(module, project=project)
+        facts = analyze(module, project=run[0], assume_grad=run[1])
         return any(
             _apply_precedence([f for r in all_rules() if r.code in enabled for f in r.check(facts)])
         )
+
+
+def _conditioned(raw: list[RawFinding], assumed: dict[int, tuple[str, ...]]) -> list[RawFinding]:
+    """The opt-in findings of ``--assume-grad`` say what they assume."""
+    if not assumed:
+        return raw
+    out = []
+    for item in raw:
+        names = assumed.get(id(item.node))
+        if names is not None:
+            which = " or ".join(f"`{n}`" for n in names)
+            note = f" (if {which} requires grad: no caller in this run shows whether it does)"
+            parts = (item.message,) if isinstance(item.message, str) else tuple(item.message)
+            item = dataclasses.replace(item, message=(*parts, note))
+        out.append(item)
+    return out
 
 
 def _nodes_to_place(raw: list[RawFinding]) -> Iterator[cst.CSTNode]:
@@ -227,6 +244,7 @@ def lint_bytes(
     path: str,
     codes: Iterable[str] | None = None,
     project: ProjectView | None = None,
+    assume_grad: bool = False,
 ) -> list[Finding]:
     """Decode (BOM, PEP 263) and lint; undecodable bytes give one IPL999 finding.
 
@@ -246,7 +264,7 @@ def lint_bytes(
                 path, text[: text.index("\x00")].count("\n") + 1, 1, "source contains a null byte"
             )
         ]
-    return lint_source(text, path, codes, project=project)
+    return lint_source(text, path, codes, project=project, assume_grad=assume_grad)
 
 
 def lint_path(
@@ -265,7 +283,7 @@ def lint_path(
         data = path.read_bytes()
     except OSError as exc:
         return FileResult(display, (), error=f"cannot read {display}: {exc.strerror or exc}")
-    findings = lint_bytes(data, display, config.codes_for(str(path)), project)
+    findings = lint_bytes(data, display, config.codes_for(str(path)), project, config.assume_grad)
     return FileResult(display, tuple(findings))
 
 

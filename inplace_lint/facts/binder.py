@@ -174,6 +174,7 @@ class Binder(AnalyzerBase):
             if ctx.role == "forward" and not param.star:
                 self.scope.forward_inputs.append((position, name, value))
             if value.kind is Kind.TENSOR and ctx.node is not None:
+                self._assume_grad(name, value)
                 key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
                 passed = self.arg_grads.get(key, {})
                 recorded = [passed[k] for k in (position, name) if k in passed]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from inplace_lint.facts import events as ev
+from inplace_lint.facts.assumed_grad import AssumedGrad
 from inplace_lint.facts.backward import Backward
 from inplace_lint.facts.binder import Binder
 from inplace_lint.facts.call_order import callers_first
@@ -79,6 +80,7 @@ class Analyzer(
     Passed,
     Binder,
     Foreign,
+    AssumedGrad,
 ):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
 
@@ -108,6 +110,8 @@ class Analyzer(
             self._run_function(func, None)
         if self.returned_targets:
             self._module_grad_targets()
+        if self.assume_grad:
+            self._assumed_grad_pass(self._plain)
         self.facts.sequential_calls = self.sequential_calls
         return self.facts
 
@@ -348,8 +352,12 @@ def analyze(
     table: OpTable | None = None,
     memo: FunctionMemo | None = None,
     project: ProjectView | None = None,
+    assume_grad: bool = False,
 ) -> ev.Facts:
     """Run the dataflow pass over ``module`` (``memo``: per-function facts kept between
-    versions of one document; ``project``: what the other files of the run say)."""
+    versions of one document; ``project``: what the other files of the run say;
+    ``assume_grad``: the opt-in pass of ``assumed_grad.py``)."""
     with shared_children():
-        return Analyzer(module, table, memo, project).run()
+        analyzer = Analyzer(module, table, memo, project)
+        analyzer.assume_grad = assume_grad
+        return analyzer.run()

@@ -155,6 +155,8 @@ class Facts:
     sequentials: list[SequentialBuilt] = field(default_factory=list)
     #: id of an nn.Sequential constructor -> grad modes it was called in (True: enabled)
     sequential_calls: dict[int, set[bool]] = field(default_factory=dict)
+    #: id of a write node -> the parameters whose assumed grad makes it a hazard (opt-in)
+    assumed_grad: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: function names called somewhere in the file (bare or as self.name)
     called: set[str] = field(default_factory=set)
     #: (``Class.forward``, parameter) pairs whose writes are judged at same-file module calls

@@ -1,0 +1,71 @@
+"""``--assume-grad``: hazards of functions no caller here is seen calling, certain when their
+tensor inputs require grad, reported only on request and saying so.
+
+Each program is linted through the command line (in process) and run with torch: the hazard
+raises once a caller passes a tensor that requires grad, the look-alike runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_runner import in_process, write
+from programs import behave
+
+HELPER = """
+import torch
+
+
+def gated(h, w):
+    y = torch.sigmoid(h @ w)
+    y{write}
+    return y
+"""
+IN_PLACE = ".mul_(2)"
+OUT_OF_PLACE = " = y * 2"
+CALLER = """
+h = torch.randn(2, 3, requires_grad=True)
+gated(h, torch.randn(3, 4)).sum().backward()
+"""
+
+
+def _lint(root: Path, *args: str) -> tuple[int, list[str]]:
+    code, out, err = in_process(root, ["--no-cache", "-q", *args])
+    assert err == b""
+    return code, out.decode().splitlines()
+
+
+def test_an_uncalled_helper_is_reported_only_when_asked_and_says_why(tmp_path: Path) -> None:
+    write(
+        tmp_path, {"h.py": HELPER.format(write=IN_PLACE), "s.py": HELPER.format(write=OUT_OF_PLACE)}
+    )
+    assert _lint(tmp_path, "--isolated", "h.py", "s.py") == (0, [])
+    code, lines = _lint(tmp_path, "--isolated", "--assume-grad", "h.py", "s.py")
+    assert code == 1 and len(lines) == 1
+    assert lines[0].startswith("h.py:7:5: IPL001 `y.mul_()` overwrites `y`")
+    assert lines[0].endswith(
+        "(if `h` or `w` requires grad: no caller in this run shows whether it does)"
+    )
+    behave(HELPER.format(write=IN_PLACE) + CALLER, HELPER.format(write=OUT_OF_PLACE) + CALLER)
+
+
+def test_a_helper_the_file_calls_or_passes_on_is_left_to_its_callers(tmp_path: Path) -> None:
+    called = (
+        HELPER.format(write=IN_PLACE) + "\n\nout = gated(torch.randn(2, 3), torch.randn(3, 4))\n"
+    )
+    passed = HELPER.format(write=IN_PLACE) + "\n\nKERNELS = {'gated': gated}\n"
+    write(tmp_path, {"c.py": called, "p.py": passed})
+    assert _lint(tmp_path, "--isolated", "--assume-grad", ".") == (0, [])
+    behave(HELPER.format(write=IN_PLACE) + CALLER, called)
+
+
+def test_the_config_key_and_the_cache(tmp_path: Path) -> None:
+    write(tmp_path, {"h.py": HELPER.format(write=IN_PLACE), "pyproject.toml": ""})
+    assert in_process(tmp_path, ["-q", "h.py"])[0] == 0  # fills the cache without the option
+    (tmp_path / "pyproject.toml").write_text("[tool.inplace-lint]\nassume-grad = true\n")
+    code, out, _ = in_process(tmp_path, ["-q", "h.py"])
+    assert code == 1 and b"requires grad: no caller" in out
+    (tmp_path / "pyproject.toml").write_text('[tool.inplace-lint]\nassume-grad = "yes"\n')
+    code, out, err = in_process(tmp_path, ["-q", "h.py"])
+    assert (code, out) == (2, b"")
+    assert err.decode().strip().endswith("assume-grad must be true or false, got 'yes'")
