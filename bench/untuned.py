@@ -28,6 +28,7 @@ Usage::
 
     .venv/bin/python bench/untuned.py                       # fetch, lint, tabulate
     .venv/bin/python bench/untuned.py --only kornia         # one project (repeatable)
+    .venv/bin/python bench/untuned.py --assume-grad         # the opt-in findings too
     .venv/bin/python bench/untuned.py --saved --verdicts bench/untuned_verdicts.json
     .venv/bin/python bench/untuned.py --saved --verdicts bench/untuned_verdicts.json --markdown
 
@@ -278,7 +279,11 @@ def count_lines(folder: Path) -> tuple[int, int, int]:
 
 
 def lint(
-    targets: Sequence[str], python: str, jobs: int, linter: Path | None = None
+    targets: Sequence[str],
+    python: str,
+    jobs: int,
+    linter: Path | None = None,
+    extra: Sequence[str] = (),
 ) -> tuple[list[dict[str, object]] | None, list[str]]:
     """Run the linter once; return the JSON findings (None on an internal error) and stderr.
 
@@ -302,6 +307,7 @@ def lint(
         "json",
         "--jobs",
         str(jobs),
+        *extra,
         *targets,
     ]
     done = subprocess.run(
@@ -318,10 +324,15 @@ def lint(
 
 
 def bisect(
-    files: Sequence[str], python: str, jobs: int, result: Result, linter: Path | None = None
+    files: Sequence[str],
+    python: str,
+    jobs: int,
+    result: Result,
+    linter: Path | None = None,
+    extra: Sequence[str] = (),
 ) -> None:
     """Lint ``files``; on an internal error split them until each crashing file is alone."""
-    findings, errors = lint(files, python, jobs, linter)
+    findings, errors = lint(files, python, jobs, linter, extra)
     if findings is not None:
         result.findings.extend(findings)
         result.errors.extend(errors)
@@ -330,12 +341,17 @@ def bisect(
         result.crashes.append(f"{files[0]}: {errors[-1] if errors else 'no output'}")
         return
     middle = len(files) // 2
-    bisect(files[:middle], python, jobs, result, linter)
-    bisect(files[middle:], python, jobs, result, linter)
+    bisect(files[:middle], python, jobs, result, linter, extra)
+    bisect(files[middle:], python, jobs, result, linter, extra)
 
 
 def check_project(
-    project: Project, dest: Path, python: str, jobs: int, linter: Path | None = None
+    project: Project,
+    dest: Path,
+    python: str,
+    jobs: int,
+    linter: Path | None = None,
+    extra: Sequence[str] = (),
 ) -> Result:
     """Lint one unpacked project and save its findings next to it. With ``linter`` (a checkout
     the linter runs from, in its own folder) the paths are given absolute."""
@@ -349,12 +365,12 @@ def check_project(
         return str(path)
 
     start = time.perf_counter()
-    findings, errors = lint([shown(folder)], python, jobs, linter)
+    findings, errors = lint([shown(folder)], python, jobs, linter, extra)
     if findings is None:
         print(f"  {project.folder}: internal error, bisecting ...", flush=True)
         result.errors.extend(f"whole-folder run: {line}" for line in errors[-5:])
         files = sorted(shown(p) for p in folder.rglob("*.py"))
-        bisect(files, python, jobs, result, linter)
+        bisect(files, python, jobs, result, linter, extra)
     else:
         result.findings = findings
         result.errors = errors
@@ -363,7 +379,9 @@ def check_project(
     return result
 
 
-def save(result: Result, dest: Path, commit: str, linter: Path | None = None) -> None:
+def save(
+    result: Result, dest: Path, commit: str, linter: Path | None = None, tag: str = ""
+) -> None:
     """Write ``findings-<name>.json``: the findings and how they were obtained."""
     record = {
         "project": result.project.name,
@@ -379,12 +397,13 @@ def save(result: Result, dest: Path, commit: str, linter: Path | None = None) ->
         "crashes": result.crashes,
         "findings": result.findings,
     }
-    (dest / f"findings-{result.project.name}.json").write_text(json.dumps(record, indent=1) + "\n")
+    name = f"findings-{result.project.name}{tag}.json"
+    (dest / name).write_text(json.dumps(record, indent=1) + "\n")
 
 
-def load_saved(project: Project, dest: Path) -> tuple[Result, str]:
+def load_saved(project: Project, dest: Path, tag: str = "") -> tuple[Result, str]:
     """The findings a previous run saved, and the linter commit it ran at."""
-    record = json.loads((dest / f"findings-{project.name}.json").read_text())
+    record = json.loads((dest / f"findings-{project.name}{tag}.json").read_text())
     result = Result(
         project,
         files=record["files"],
@@ -668,6 +687,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--only", action="append", metavar="NAME", help="just this project")
     parser.add_argument(
+        "--assume-grad",
+        action="store_true",
+        help="lint with --assume-grad; findings are saved (and read with --saved) as "
+        "findings-<name>-assume-grad.json",
+    )
+    parser.add_argument(
         "--saved", action="store_true", help="do not lint: use the findings a run saved"
     )
     parser.add_argument("--verdicts", type=Path, help="verdicts file: add precision columns")
@@ -706,9 +731,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed: list[str] = []
     linter = args.linter.resolve() if args.linter else None
     commit = linter_commit(linter or ROOT)
+    extra = ["--assume-grad"] if args.assume_grad else []
+    tag = "-assume-grad" if args.assume_grad else ""
     for project in projects:
         if args.saved:
-            result, run = load_saved(project, args.dest)
+            result, run = load_saved(project, args.dest, tag)
             runs.add(run)
             results.append(result)
             continue
@@ -722,8 +749,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed.append(project.name)
             continue
         print(f"linting {project.folder} ...", flush=True)
-        result = check_project(project, args.dest, args.python, args.jobs, linter)
-        save(result, args.dest, commit, linter)
+        result = check_project(project, args.dest, args.python, args.jobs, linter, extra)
+        save(result, args.dest, commit, linter, tag)
         results.append(result)
     print()
     if args.saved:
