@@ -1,0 +1,70 @@
+# label: safe
+# why: after the fix the rejection sampler clones the target logits when raw logprobs are requested, so the in-place temperature division only touches the private copy and the raw logprobs read the model output.
+# source: https://github.com/vllm-project/vllm/pull/30846
+import torch
+
+torch.manual_seed(0)
+
+
+class SamplingMetadata:
+    def __init__(self, temperature, all_greedy, max_num_logprobs):
+        self.temperature = temperature
+        self.all_greedy = all_greedy
+        self.max_num_logprobs = max_num_logprobs
+
+
+class Sampler:
+    def __init__(self, logprobs_mode="raw_logprobs"):
+        self.logprobs_mode = logprobs_mode
+
+    @staticmethod
+    def apply_temperature(logits, temp):
+        # Use in-place division to avoid creating a new tensor.
+        return logits.div_(temp.unsqueeze(dim=1))
+
+    def compute_logprobs(self, logits):
+        return logits.log_softmax(dim=-1, dtype=torch.float32)
+
+
+class RejectionSampler:
+    def __init__(self, sampler):
+        self.sampler = sampler
+
+    def forward(self, draft_token_ids, target_logits, sampling_metadata):
+        needs_raw_logits = (
+            sampling_metadata.max_num_logprobs is not None
+            and self.sampler.logprobs_mode in ("raw_logits", "raw_logprobs")
+        )
+        if needs_raw_logits:
+            # Clone so that sampling params applied in place do not
+            # modify the logits returned as raw logprobs.
+            target_logits = target_logits.clone()
+        if not sampling_metadata.all_greedy:
+            target_logits = self.sampler.apply_temperature(
+                target_logits, sampling_metadata.temperature
+            )
+        target_probs = target_logits.softmax(dim=-1, dtype=torch.float32)
+        accepted = target_probs.gather(1, draft_token_ids.unsqueeze(1)).squeeze(1) > 0.05
+        return accepted, target_probs
+
+
+def execute_model(logits, draft_token_ids, sampling_metadata, rejection_sampler):
+    accepted, _ = rejection_sampler.forward(draft_token_ids, logits, sampling_metadata)
+    raw_logprobs = rejection_sampler.sampler.compute_logprobs(logits)
+    topk = raw_logprobs.topk(sampling_metadata.max_num_logprobs, dim=-1)
+    return accepted, topk.values
+
+
+def main():
+    num_tokens, vocab_size = 4, 16
+    logits = torch.randn(num_tokens, vocab_size) * 3
+    draft_token_ids = torch.randint(0, vocab_size, (num_tokens,))
+    meta = SamplingMetadata(
+        temperature=torch.tensor([0.5, 0.7, 1.5, 2.0]), all_greedy=False, max_num_logprobs=3
+    )
+    rs = RejectionSampler(Sampler())
+    accepted, logprobs = execute_model(logits, draft_token_ids, meta, rs)
+    return accepted, logprobs
+
+
+accepted, logprobs = main()
