@@ -7,7 +7,7 @@ Every program is run with torch: the hazards raise, the look-alikes run.
 from __future__ import annotations
 
 import pytest
-from programs import behave, codes
+from programs import behave, codes, run
 
 FUNCTION = """
 import torch
@@ -121,3 +121,35 @@ def test_the_programs_behave_as_labelled() -> None:
         match="don't support automatic differentiation",
     )
     behave(SOLVER.format(call=WITH_GRAD), SOLVER.format(call=IN_NO_GRAD), match="out=")
+
+
+INIT_HELPER = """
+import torch
+
+
+def glorot_orthogonal(tensor, scale):
+    torch.nn.init.orthogonal_(tensor.data)
+    scale /= (tensor.size(-2) + tensor.size(-1)) * tensor.var()
+    tensor.data *= scale.sqrt()
+
+
+class Block(torch.nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.lin1 = torch.nn.Linear(h, h)
+        glorot_orthogonal(self.lin1.weight, scale=2.0)
+
+    def forward(self, x):
+        return self.lin1(x)
+
+
+Block(4)(torch.randn(2, 4)).sum().backward()
+"""
+
+
+def test_a_helper_writing_its_parameter_through_data_refuses_no_leaf() -> None:
+    """torch_geometric's ``glorot_orthogonal``: ``nn.init.orthogonal_(w.data)`` and
+    ``w.data *= s`` reach the caller's parameter through ``.data``, which torch allows on a
+    leaf that requires grad: no IPL004 leaf report at the caller."""
+    assert [code for _, code in codes(INIT_HELPER)] == ["IPL007"]  # the read after, as before
+    run(INIT_HELPER)

@@ -199,3 +199,40 @@ def test_the_command_line_reads_a_folder_as_one_project(tmp_path: Path) -> None:
     assert code == 1 and lines[0].startswith(f"pkg/train.py:{CALL}:") and "IPL001" in lines[0]
     code, out, _ = in_process(tmp_path, ["--isolated", "--no-cache", "pkg/train.py"])
     assert code == 0 and out.decode().strip() == "All checks passed!"
+
+
+BOXES = """
+def to_xyxy(b):
+    b[:, 2] = b[:, 0] + b[:, 2]
+    return b
+"""
+SURE = """
+import torch
+from boxes import to_xyxy
+
+boxes = torch.rand(3, 4)
+corners = to_xyxy(boxes)
+widths = boxes[:, 2]
+"""
+UNKNOWN = """
+from boxes import to_xyxy
+
+
+def convert(boxes):
+    corners = to_xyxy(boxes)
+    widths = boxes[:, 2]
+    return corners, widths
+"""
+
+
+def test_another_files_helper_writes_only_what_is_known_to_be_a_tensor(tmp_path: Path) -> None:
+    """A value of no known kind (a parameter that may hold an array or a list) is not taken
+    for a tensor the helper writes; ``torch.rand`` is, and the later read sees the write."""
+    files = _package(tmp_path, {"boxes.py": BOXES, "sure.py": SURE, "unknown.py": UNKNOWN})
+    found = _findings(files)
+    assert {(path, code) for path, _, code in found} == {("sure.py", "IPL004")}
+    check = "import sure, torch; print(torch.equal(sure.widths, sure.corners[:, 2]))"
+    ran = subprocess.run(
+        [sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert ran.stdout.strip() == "True"  # the 'widths' read sees the corners written

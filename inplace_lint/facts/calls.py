@@ -285,16 +285,17 @@ class Calls(AnalyzerBase):
                 ]
             if mutation.guard is not None and not guard_holds(keywords, positional, mutation):
                 continue
-            tensors = [
-                v for v in values if v.kind is Kind.TENSOR and (v.sure or not mutation.augmented)
-            ]
+            # another file's helper (project mode) writes only what is known to be a tensor here
+            foreign = bool(mutation.origin) and not mutation.through
+            loose = not (mutation.augmented or mutation.origin)
+            tensors = [v for v in values if v.kind is Kind.TENSOR and (v.sure or loose)]
             if tensors and mutation.returned:  # the argument itself: the list, for an element
                 given_back += tensors if mutation.element is None else passed[1]
             if tensors:
                 leaves = [v for v in tensors if v.leaf and v.grad == 2]
                 write = self._write(
                     tensors,
-                    node if mutation.origin else mutation.node,  # another file's: the call
+                    node if foreign else mutation.node,  # another file's write: the call
                     described(mutation, callee),
                     target_node=arg.value,
                     hidden=mutation.bypass,  # ``t.data.masked_fill_()``: no version moves
@@ -315,7 +316,7 @@ class Calls(AnalyzerBase):
                             and not destination(mutation.param)
                         )
                     ),
-                    stmt=None if mutation.origin else mutation.stmt,
+                    stmt=None if foreign else mutation.stmt,
                     nested=bool(mutation.through) and mutation.through != callee,
                 )
                 if (

@@ -174,6 +174,8 @@ def exempt_reason(func: cst.FunctionDef, no_grad: bool) -> str:
     param_names = {p.name.value for p in (*func.params.params, *func.params.kwonly_params)}
     if is_inplace_name(name):
         return "its name ends in `_`"
+    if "inplace" in name.lower().replace("_", ""):  # ``renorm_weights_inplace``
+        return "its name says it works in place"
     if any(_inplace_flag(p) for p in param_names):
         return "it takes an `inplace` flag"
     if no_grad:

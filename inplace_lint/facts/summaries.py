@@ -409,7 +409,6 @@ class _MutationFinder(Walker):
                     # another file's function: its write is this file's call to it
                     node=node if mutation.origin else mutation.node,
                     stmt=self.current[-1] if mutation.origin else mutation.stmt,
-                    origin="",
                 ),
             )
 
@@ -484,10 +483,12 @@ class _MutationFinder(Walker):
         )
         short = qualified.rsplit(".", 1)[-1]
         if inplace_kw or is_inplace_name(short):
-            self.hit(_root(first, table), node, f"`{short}()`")
+            # ``nn.init.orthogonal_(w.data)``: through ``.data``, hidden from autograd
+            self.hit(_root(first, table), node, f"`{short}()`", bypass=_bypasses(first, table))
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
-                self.hit(_root(arg.value, table), node, f"`{short}(..., out=)`")
+                bypass = _bypasses(arg.value, table)
+                self.hit(_root(arg.value, table), node, f"`{short}(..., out=)`", bypass=bypass)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         target = node.target
@@ -504,6 +505,7 @@ class _MutationFinder(Walker):
                 element=element,
                 key=key,
                 augmented=key is not None,  # ``d["k"] += v``: in place only on a tensor entry
+                bypass=_bypasses(target, self.table),  # ``w.data *= s``
             )
 
     def visit_Assign(self, node: cst.Assign) -> None:
