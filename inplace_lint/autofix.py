@@ -29,6 +29,8 @@ from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config
 from inplace_lint.engine import FileResult, lint_bytes, lint_source
 from inplace_lint.finding import Edit, Finding, Position
+from inplace_lint.project import build_views
+from inplace_lint.project_view import ProjectView
 from inplace_lint.source import DecodeError, decode
 
 __all__ = [
@@ -337,8 +339,14 @@ def _halving(group: list[Finding], passes: Callable[[list[Finding]], bool]) -> N
     _halving(group[middle:], passes)
 
 
-def _lint_text(text: str, path: str, codes: frozenset[str] | None) -> list[Finding]:
-    return lint_source(text, path, codes)
+def _lint_text(
+    text: str,
+    path: str,
+    codes: frozenset[str] | None,
+    project: ProjectView | None = None,
+    assume_grad: bool = False,
+) -> list[Finding]:
+    return lint_source(text, path, codes, project=project, assume_grad=assume_grad)
 
 
 def _disjoint(findings: Sequence[Finding], text: str) -> list[Finding]:
@@ -416,7 +424,13 @@ def _one_round(
 
 
 def fix_text(
-    text: str, path: str, codes: Iterable[str] | None = None, unsafe: bool = False
+    text: str,
+    path: str,
+    codes: Iterable[str] | None = None,
+    unsafe: bool = False,
+    *,
+    project: ProjectView | None = None,
+    assume_grad: bool = False,
 ) -> FileFix:
     """Fix ``text`` in memory; the result says what was applied, what remains, and which fixes
     failed verification (``dropped``).
@@ -425,9 +439,13 @@ def fix_text(
     tensor is reported); later rounds fix it too. The result is the last state in which every
     finding was already there at the start: a fix whose uncovered finding cannot be fixed is
     undone, so fixing never adds a finding. The remaining findings keep only verified fixes.
+    ``project`` and ``assume_grad`` analyse the text as the run did (what the other files of
+    the run say of it; the opt-in findings).
     """
     enabled = frozenset(codes) if codes is not None else None
-    lint: Lint = functools.partial(_lint_text, path=path, codes=enabled)
+    lint: Lint = functools.partial(
+        _lint_text, path=path, codes=enabled, project=project, assume_grad=assume_grad
+    )
     findings = lint(text)
     result = FileFix(path, before=text, after=text, remaining=findings)
     if any(f.code == PARSE_ERROR for f in findings):
@@ -492,7 +510,13 @@ def _encode(text: str, encoding: str, bom: bool) -> bytes:
 
 
 def fix_bytes(
-    data: bytes, path: str, codes: Iterable[str] | None = None, unsafe: bool = False
+    data: bytes,
+    path: str,
+    codes: Iterable[str] | None = None,
+    unsafe: bool = False,
+    *,
+    project: ProjectView | None = None,
+    assume_grad: bool = False,
 ) -> tuple[FileFix, bytes]:
     """Fix a file's bytes; returns the outcome and the new bytes (``data`` when unchanged)."""
     try:
@@ -505,7 +529,7 @@ def fix_bytes(
         round_trips = _encode(source.text, source.encoding, source.bom) == data
     except (UnicodeError, LookupError):
         round_trips = False
-    result = fix_text(source.text, path, codes, unsafe)
+    result = fix_text(source.text, path, codes, unsafe, project=project, assume_grad=assume_grad)
     if not result.changed:
         return result, data
     if not round_trips:
@@ -528,6 +552,8 @@ def fix_file(
     *,
     unsafe: bool = False,
     write: bool = True,
+    project: ProjectView | None = None,
+    assume_grad: bool = False,
 ) -> FileFix:
     """Fix one file on disk; with ``write`` the new bytes replace it atomically.
 
@@ -545,14 +571,16 @@ def fix_file(
 
         result, new = fix_notebook(data, display, codes, unsafe)
     else:
-        result, new = fix_bytes(data, display, codes, unsafe)
+        result, new = fix_bytes(
+            data, display, codes, unsafe, project=project, assume_grad=assume_grad
+        )
     if not write or new == data or result.error is not None:
         return result
     problem = _write_atomic(path, new, data)
     if problem is not None:
         result.error = f"{display}: not fixed: {problem}"
         result.after, result.applied = result.before, []
-        result.remaining = lint_bytes(data, display, codes)
+        result.remaining = lint_bytes(data, display, codes, project, assume_grad)
     else:
         result.written = True
     return result
@@ -623,7 +651,8 @@ def fix_results(
 ) -> FixReport:
     """Fix every file with findings; its result is replaced by the findings that remain."""
     report = FixReport(results=[])
-    for result in results:
+    views = build_views([(Path(r.path), r.path) for r in results])
+    for index, result in enumerate(results):
         if result.error is not None or not result.findings:
             report.results.append(result)
             continue
@@ -632,7 +661,13 @@ def fix_results(
             continue
         path = Path(result.path)
         outcome = fix_file(
-            path, result.path, config.codes_for(str(path)), unsafe=unsafe, write=write
+            path,
+            result.path,
+            config.codes_for(str(path)),
+            unsafe=unsafe,
+            write=write,
+            project=views.get(index),
+            assume_grad=config.assume_grad,
         )
         if outcome.error is not None:
             report.errors.append(outcome.error)
@@ -661,7 +696,8 @@ def verify_results(
     file that cannot be read or decoded now keeps its findings without fixes.
     """
     checked = []
-    for result in results:
+    views = build_views([(Path(r.path), r.path) for r in results])
+    for index, result in enumerate(results):
         if not any(f.fix is not None for f in result.findings):
             checked.append(result)
             continue
@@ -676,7 +712,14 @@ def verify_results(
                 findings = verified_notebook(data, result.path, codes)
             else:
                 text = decode(data).text
-                findings, _ = verified(text, result.path, result.findings, codes, together=True)
+                lint = functools.partial(
+                    _lint_text,
+                    path=result.path,
+                    codes=frozenset(codes),
+                    project=views.get(index),
+                    assume_grad=config.assume_grad,
+                )
+                findings, _ = verified(text, result.path, result.findings, lint=lint, together=True)
         except (OSError, DecodeError, ValueError):  # ValueError: not a notebook now
             findings = [replace(f, fix=None) for f in result.findings]
         checked.append(replace(result, findings=tuple(findings)))

@@ -69,3 +69,16 @@ def test_the_config_key_and_the_cache(tmp_path: Path) -> None:
     code, out, err = in_process(tmp_path, ["-q", "h.py"])
     assert (code, out) == (2, b"")
     assert err.decode().strip().endswith("assume-grad must be true or false, got 'yes'")
+
+
+def test_fix_and_its_report_see_the_opt_in_findings(tmp_path: Path) -> None:
+    """``--fix`` lints as the run did: the opt-in finding is fixed (out of place) and counted,
+    not lost from the report; the fixed helper runs and its caller's backward works."""
+    write(tmp_path, {"h.py": HELPER.format(write=IN_PLACE)})
+    code, out, _ = in_process(
+        tmp_path, ["--isolated", "--no-cache", "--assume-grad", "--fix", "h.py"]
+    )
+    assert out.decode().strip().endswith("Found 1 finding (1 fixed, 0 remaining).")
+    fixed = (tmp_path / "h.py").read_text()
+    assert "y = y.mul(2)" in fixed and code == 0
+    behave(HELPER.format(write=IN_PLACE) + CALLER, fixed + CALLER)

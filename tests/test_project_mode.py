@@ -236,3 +236,14 @@ def test_another_files_helper_writes_only_what_is_known_to_be_a_tensor(tmp_path:
         [sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert ran.stdout.strip() == "True"  # the 'widths' read sees the corners written
+
+
+def test_fix_keeps_a_finding_another_files_helper_makes(tmp_path: Path) -> None:
+    """The helper's write has no fix at the call: ``--fix`` leaves it, still reported."""
+    from cli_runner import in_process
+
+    _package(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/train.py": _train()})
+    args = ["--isolated", "--no-cache", "--jobs", "1", "--fix", "--unsafe-fixes", "pkg"]
+    code, out, _ = in_process(tmp_path, args)
+    lines = out.decode().splitlines()
+    assert code == 1 and any(line.startswith(f"pkg/train.py:{CALL}:") for line in lines)
