@@ -514,6 +514,27 @@ async def test_workspace_config_is_honoured_and_reloaded(client: Client, tmp_pat
     assert await _diagnostics(client, vendored, 1, _open(client, vendored, MODEL)) == []
 
 
+GATED = """import torch
+
+
+def gated(h, w):
+    y = torch.sigmoid(h @ w)
+    y.mul_(2)
+    return y
+"""
+
+
+@in_module_loop
+async def test_assume_grad_in_the_config_reaches_the_editor(client: Client, tmp_path: Path):
+    """``assume-grad = true`` gives the editor the command line's opt-in findings."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.inplace-lint]\nassume-grad = true\n", encoding="utf-8")
+    uri = (tmp_path / "gated.py").as_uri()
+    diagnostics = await _diagnostics(client, uri, 1, _open(client, uri, GATED))
+    assert [d.code for d in diagnostics] == ["IPL001"]
+    assert diagnostics[0].message.endswith("no caller in this run shows whether it does)")
+
+
 @in_module_loop
 async def test_broken_config_falls_back_to_defaults_with_a_message(client: Client, tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text(

@@ -63,6 +63,7 @@ class Result:
     #: What was linted, so that an unchanged buffer (a save, an undo) is not linted again.
     text: str = ""
     codes: frozenset[str] | None = None
+    assume_grad: bool = False
 
 
 class _Answered:
@@ -248,7 +249,8 @@ class InplaceLintServer(LanguageServer):
         settings = self.configs.settings(path, self._root())
         findings: list[Finding] = []
         previous = self.results.get(uri)
-        if previous is not None and (previous.text, previous.codes) == (text, settings.codes):
+        key = (text, settings.codes, settings.assume_grad)
+        if previous is not None and (previous.text, previous.codes, previous.assume_grad) == key:
             findings = list(previous.findings)
         elif settings.codes is not None:
             display = str(path) if path is not None else uri
@@ -259,25 +261,34 @@ class InplaceLintServer(LanguageServer):
                 findings = [Finding(display, where, where, PARSE_ERROR, message)]
             else:
                 reuse = self._reuse.setdefault(uri, StatementReuse())
-                findings = lint_source(text, display, settings.codes, reuse=reuse)
+                assume = settings.assume_grad
+                findings = lint_source(
+                    text, display, settings.codes, reuse=reuse, assume_grad=assume
+                )
                 verdicts = self._verdicts.setdefault(uri, FixVerdicts())
-                lint = self._verifier(uri, display, settings.codes)
+                lint = self._verifier(uri, display, settings.codes, assume)
                 findings = verdicts.publishable(text, display, findings, lint)
         lines = split_lines(text)
         diagnostics = tuple(report.to_diagnostic(f, uri, lines, encoding) for f in findings)
-        result = Result(version, tuple(findings), diagnostics, text, settings.codes)
+        result = Result(
+            version, tuple(findings), diagnostics, text, settings.codes, settings.assume_grad
+        )
         return result, settings.error
 
-    def _verifier(self, uri: str, display: str, codes: frozenset[str]) -> Lint:
+    def _verifier(
+        self, uri: str, display: str, codes: frozenset[str], assume_grad: bool = False
+    ) -> Lint:
         """Lints the texts that fixes of ``uri`` produce, reusing their unchanged statements."""
         reuse = self._verify_reuse.setdefault(uri, StatementReuse())
-        return functools.partial(lint_source, path=display, codes=codes, reuse=reuse)
+        return functools.partial(
+            lint_source, path=display, codes=codes, reuse=reuse, assume_grad=assume_grad
+        )
 
     def _fails_alone(self, uri: str, result: Result, finding: Finding) -> str:
         """Runs on the lint thread: why ``finding``'s fix, applied by itself as a quick fix
         applies it, fails verification ("" when it passes)."""
         verdicts = self._verdicts.setdefault(uri, FixVerdicts())
-        lint = self._verifier(uri, finding.path, result.codes or frozenset())
+        lint = self._verifier(uri, finding.path, result.codes or frozenset(), result.assume_grad)
         return verdicts.fails_alone(result.text, result.findings, finding, lint)
 
     def _config_problem(self, message: str) -> None:

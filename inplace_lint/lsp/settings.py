@@ -18,6 +18,8 @@ class Settings:
     source: Path | None = None
     #: Why that file could not be used (the defaults apply instead), if it could not.
     error: str | None = None
+    #: ``assume-grad = true``: the opt-in findings too, as on the command line.
+    assume_grad: bool = False
 
 
 class ConfigCache:
@@ -38,11 +40,12 @@ class ConfigCache:
         anchor = path if path is not None else workspace_root
         pyproject = find_pyproject(anchor) if anchor is not None else None
         config, error = self._load(pyproject) if pyproject is not None else (Config(), None)
+        assume = config.assume_grad
         if path is None:
-            return Settings(config.enabled_codes(), pyproject, error)
+            return Settings(config.enabled_codes(), pyproject, error, assume)
         if _excluded(config, path):
-            return Settings(None, pyproject, error)
-        return Settings(config.codes_for(str(path)), pyproject, error)
+            return Settings(None, pyproject, error, assume)
+        return Settings(config.codes_for(str(path)), pyproject, error, assume)
 
     def _load(self, pyproject: Path) -> tuple[Config, str | None]:
         try:
