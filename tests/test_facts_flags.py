@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from programs import behave, codes
+from programs import behave, codes, run
 
 PROGRAM = """
 import torch
@@ -42,3 +42,36 @@ def test_a_flag_not_written_out_is_not_taken_for_true(flag: str) -> None:
 
 def test_torch_refuses_the_write_only_when_the_flag_is_true() -> None:
     behave(_program("True"), _program("flag"), match="leaf Variable that requires grad")
+
+
+OPTIONAL_MASK = """
+import torch
+
+
+def get_log_likelihood(logprobs, actions=None, mask=None):
+    if mask is not None:
+        logprobs[~mask] = 0
+    return logprobs.sum(1)
+
+
+torch.manual_seed(0)
+logits = torch.randn(2, 3)
+outputs = torch.log_softmax(logits, -1)
+before = outputs.clone()
+ll = get_log_likelihood(outputs, None, {mask})
+after = outputs.exp()
+"""
+
+
+def test_a_write_under_a_none_test_happens_only_when_the_call_passes_a_value() -> None:
+    """rl4co's ``get_log_likelihood(outputs, actions, mask=None)``: the write under ``if mask
+    is not None:`` never runs for that call; with a mask passed it writes the caller's
+    tensor, which the caller reads again."""
+    line = OPTIONAL_MASK.splitlines().index("        logprobs[~mask] = 0") + 1
+    assert codes(OPTIONAL_MASK.format(mask="mask=None")) == []
+    masked = OPTIONAL_MASK.format(mask="mask=torch.tensor([[True, False, True]] * 2)")
+    assert codes(masked) == [(line, "IPL004")]
+    torch = pytest.importorskip("torch")
+    none, written = run(OPTIONAL_MASK.format(mask="mask=None")), run(masked)
+    assert torch.equal(none["before"], none["outputs"])  # type: ignore[arg-type]
+    assert not torch.equal(written["before"], written["outputs"])  # type: ignore[arg-type]

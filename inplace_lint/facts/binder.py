@@ -17,6 +17,7 @@ from inplace_lint.facts.heuristics import (
     _INTEGER_NAME,
     _SIZE_NAME,
     container_annotation,
+    other_annotation,
 )
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
@@ -216,7 +217,7 @@ class Binder(AnalyzerBase):
             return new_value(Kind.CONTAINER, name)
         if "Module" in ann_text or "Sequential" in ann_text:
             return new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=None))
-        if ann_text and "Tensor" not in ann_text and "Any" not in ann_text:
+        if other_annotation(ann_text):
             return new_value(Kind.OTHER, name)
         default = param.default
         if default is not None and not is_none(default):
@@ -228,6 +229,18 @@ class Binder(AnalyzerBase):
         if _INTEGER_NAME.fullmatch(name):
             grad = 0  # token ids, masks, labels, positions: integer or bool, never differentiated
         return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
+
+    def _not_tensor_params(self, func: cst.FunctionDef) -> frozenset[str]:
+        """Parameters that hold no tensor: containers, and those annotated as something else
+        (``n: int``), whose writes in a summary are no tensor's."""
+        params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+        typed = {
+            p.name.value
+            for p in params
+            if p.annotation is not None
+            and other_annotation(self.module.code_for_node(p.annotation.annotation))
+        }
+        return self._container_params(func) | typed
 
     def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
         """Parameters that hold lists, tuples or dicts: by how the body uses them, or by

@@ -254,9 +254,12 @@ class Calls(AnalyzerBase):
         args: list[tuple[str, cst.Arg, list[Value]]],
         mutations: list[Mutation],
         exempt: str,
+        strict: bool = False,
     ) -> list[Value]:
         """Apply the callee's summarised argument writes to what this call passes; the
-        tensors it hands back written (``x = normalize_(x)``)."""
+        tensors it hands back written (``x = normalize_(x)``). ``strict``: the callee is known
+        by less than its name here (a method of a value of no known kind): it writes only
+        what is known to be a tensor."""
         given_back: list[Value] = []
         positional = [(arg, values) for kw, arg, values in args if not kw and not arg.star]
         keywords = {kw: (arg, values) for kw, arg, values in args if kw}
@@ -287,7 +290,7 @@ class Calls(AnalyzerBase):
                 continue
             # another file's helper (project mode) writes only what is known to be a tensor here
             foreign = bool(mutation.origin) and not mutation.through
-            loose = not (mutation.augmented or mutation.origin)
+            loose = not (mutation.augmented or mutation.origin or strict)
             tensors = [v for v in values if v.kind is Kind.TENSOR and (v.sure or loose)]
             if tensors and mutation.returned:  # the argument itself: the list, for an element
                 given_back += tensors if mutation.element is None else passed[1]
@@ -317,7 +320,9 @@ class Calls(AnalyzerBase):
                         )
                     ),
                     stmt=None if foreign else mutation.stmt,
-                    nested=bool(mutation.through) and mutation.through != callee,
+                    # another file's helper: judged only where a caller here is harmed
+                    nested=(bool(mutation.through) and mutation.through != callee)
+                    or bool(mutation.origin),
                 )
                 if (
                     leaves

@@ -163,7 +163,7 @@ class Analyzer(
                 if written:
                     no_grad = self._context(func, cls).no_grad
                     self.attribute_summaries[f"{cls.name}.{func.name.value}"] = (written, no_grad)
-            containers = self._container_params(func)
+            containers = self._not_tensor_params(func)
             summary = (
                 summarize(func, skip_first, self.imports, self.table)
                 if self._memo is None
@@ -207,7 +207,7 @@ class Analyzer(
             summary = summarize(func, skip_first, self.imports, self.table, callees)
             own = f"{cls.name}.{func.name.value}" if cls is not None else func.name.value
             if len(summary) > len(by_name.get(own, ())):
-                containers = self._container_params(func)
+                containers = self._not_tensor_params(func)
                 self._publish_summary(func, cls, summary, containers)
                 grew = True
         return grew

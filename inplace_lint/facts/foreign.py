@@ -38,7 +38,7 @@ class Foreign(AnalyzerBase):
             if parsed is None:
                 continue
             func, imports = parsed
-            containers = self._container_params(func)
+            containers = self._not_tensor_params(func)
             origin = f"defined in {shipped.display}, line {shipped.line}"
             mutations = [
                 replace(m, origin=origin)

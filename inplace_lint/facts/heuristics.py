@@ -74,6 +74,12 @@ _CONTAINER_ANNOTATIONS = (
 _BARE_CONTAINER_ANNOTATIONS = frozenset({"dict", "Dict", "list", "List", "tuple", "Tuple"})
 
 
+def other_annotation(text: str) -> bool:
+    """An annotation that names no tensor (``n: int``, ``name: str``, ``cfg: Config``): the
+    parameter holds something else, whatever the body does to it."""
+    return bool(text) and "Tensor" not in text and "Any" not in text
+
+
 def container_annotation(text: str) -> bool:
     """An annotation that makes a parameter a container (``MutableMapping[str, Tensor]``,
     ``list[Tensor]``, ``dict``): never itself a tensor. Evidence: a ``MutableMapping``

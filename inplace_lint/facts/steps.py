@@ -444,7 +444,8 @@ class Steps(AnalyzerBase):
         if entry is None:
             return None
         self._note_call_args(method, args, own)
-        given_back = self._apply_mutations(method, node, args, *entry)
+        # a method found by its name alone writes only what is known to be a tensor here
+        given_back = self._apply_mutations(method, node, args, *entry, strict=True)
         return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
 
     def _module_method(

@@ -25,6 +25,7 @@ from inplace_lint.facts.syntax import (
     constant_element,
     copying_index,
     int_index,
+    is_none,
 )
 from inplace_lint.facts.type_tests import type_arms
 from inplace_lint.facts.walk import Walker, own_nodes, walk
@@ -98,8 +99,11 @@ class Mutation:
     guard_index: int = -1
     #: the value of ``guard`` the write needs (False for ``else:`` or ``if not <guard>:``)
     guard_value: bool = True
-    #: the literal bool default of ``guard``, if it has one
+    #: the literal bool default of ``guard``, if it has one (for ``guard_none``: True when
+    #: the default is ``None``)
     guard_default: bool | None = None
+    #: the guard is ``if <guard> is not None:`` (``guard_value`` True) or ``is None`` (False)
+    guard_none: bool = False
     returned: bool = False  # the function returns the mutated argument
     #: the function returns a value, so the write is a side effect the caller may not expect
     side_effect: bool = False
@@ -294,7 +298,7 @@ class _MutationFinder(Walker):
         self.imports = imports
         self.table = table
         self.index_of = {name: i for i, name in enumerate(params)}
-        self.guarded: dict[int, tuple[str, bool]] = {}
+        self.guarded: dict[int, tuple[str, bool, bool]] = {}
         self.defaults = {
             p.name.value: literal_bool(p.default)
             for p in (*func.params.params, *func.params.kwonly_params)
@@ -333,7 +337,7 @@ class _MutationFinder(Walker):
         if name in index_of and not self.is_rebound(name) and id(node) not in self.found:
             if not self.current:
                 return
-            guard, wanted = self.guarded.get(id(node), (None, True))
+            guard, wanted, none_test = self.guarded.get(id(node), (None, True, False))
             self.found[id(node)] = Mutation(
                 index_of[name],
                 name,
@@ -344,13 +348,42 @@ class _MutationFinder(Walker):
                 guard,
                 index_of.get(guard, -1) if guard else -1,
                 guard_value=wanted,
-                guard_default=self.defaults.get(guard) if guard else None,
+                guard_default=self._guard_default(guard, none_test),
+                guard_none=none_test,
                 elementwise=elementwise,
                 bypass=bypass,
                 element=element,
                 fresh_element=fresh,
                 key=key,
             )
+
+    def _passed_guard(
+        self, mutation: Mutation, positional: list[cst.Arg], keywords: dict[str, cst.Arg]
+    ) -> str | bool:
+        """How a callee's guarded write passes through this call: the name of this function's
+        parameter passed for the guard (the write keeps its test, on that parameter); True
+        when the call's argument lets the write happen (no guard any more); False when it
+        does not, or cannot be known for a flag."""
+        if mutation.guard is None:
+            return True
+        arg = keywords.get(mutation.guard)
+        if arg is None and 0 <= mutation.guard_index < len(positional):
+            arg = positional[mutation.guard_index]
+        name = arg.value.value if arg is not None and isinstance(arg.value, cst.Name) else None
+        if name is not None and name in self.index_of and not self.is_rebound(name):
+            return name
+        kept = {k: (a, []) for k, a in keywords.items()}
+        return guard_holds(kept, [(a, []) for a in positional], mutation)
+
+    def _guard_default(self, guard: str | None, none_test: bool) -> bool | None:
+        """The literal bool default of a flag guard; for a ``None`` test, whether the default
+        is ``None``."""
+        if guard is None:
+            return None
+        if none_test:
+            params = (*self.func.params.params, *self.func.params.kwonly_params)
+            return any(p.name.value == guard and is_none(p.default) for p in params)
+        return self.defaults.get(guard)
 
     def _parameter_of(self, name: str | None) -> tuple[str | None, bool]:
         """The parameter a written name stands for (through a local alias of it, or as the
@@ -376,8 +409,10 @@ class _MutationFinder(Walker):
             arg = keywords.get(mutation.param)
             if arg is None and mutation.index < len(positional):
                 arg = positional[mutation.index]
-            if arg is None or mutation.guard is not None:
+            passed_guard = self._passed_guard(mutation, positional, keywords)
+            if arg is None or passed_guard is False:
                 continue
+            guard = passed_guard if isinstance(passed_guard, str) else None
             passed = arg.value
             if _copied_on_the_way(passed):
                 continue  # ``f(x[x > 0])`` hands ``f`` a gathered copy: ``x`` is not written
@@ -399,8 +434,9 @@ class _MutationFinder(Walker):
                     mutation,
                     index=self.index_of[name],
                     param=name,
-                    guard=None,
-                    guard_index=-1,
+                    guard=guard,
+                    guard_index=self.index_of[guard] if guard else -1,
+                    guard_default=self._guard_default(guard, mutation.guard_none),
                     elementwise=elementwise,
                     element=element,
                     key=key,
@@ -435,16 +471,23 @@ class _MutationFinder(Walker):
     def _guard(
         self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None
     ) -> None:
-        """``if inplace:`` (or ``if not inplace:``) on a parameter: the writes in each arm
-        happen only when the call gives it that arm's value."""
+        """``if inplace:`` (or ``if not inplace:``) on a parameter, or ``if mask is not
+        None:``: the writes in each arm happen only when the call gives it that arm's value."""
         inner = _negated(test)
         negated = inner is not None
         name = inner if inner is not None else test
+        none_test = False
+        if isinstance(name, cst.Comparison) and len(name.comparisons) == 1:
+            operator, right = name.comparisons[0].operator, name.comparisons[0].comparator
+            if not is_none(right) or not isinstance(operator, cst.Is | cst.IsNot):
+                return
+            none_test, negated = True, negated != isinstance(operator, cst.Is)
+            name = name.left
         if not isinstance(name, cst.Name) or name.value not in self.index_of:
             return
-        _mark(body, (name.value, not negated), self.guarded)
+        _mark(body, (name.value, not negated, none_test), self.guarded)
         if orelse is not None:
-            _mark(orelse, (name.value, negated), self.guarded)
+            _mark(orelse, (name.value, negated, none_test), self.guarded)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
@@ -697,7 +740,9 @@ def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
     return gives, frozenset(roots)
 
 
-def _mark(node: cst.CSTNode, guard: tuple[str, bool], guarded: dict[int, tuple[str, bool]]) -> None:
+def _mark(
+    node: cst.CSTNode, guard: tuple[str, bool, bool], guarded: dict[int, tuple[str, bool, bool]]
+) -> None:
     for inner in walk(node):
         guarded.setdefault(id(inner), guard)
 
@@ -724,10 +769,15 @@ def guard_holds(
     mutation: Mutation,
 ) -> bool:
     """The call gives the mutation's guard parameter the value its write needs: a literal
-    bool passed, or the parameter's literal default when none is passed."""
+    bool passed, or the parameter's literal default when none is passed. For a test of
+    ``None``, only a ``None`` passed (or a ``None`` default) decides; any other argument may
+    be either, so the write may happen."""
     passed = keywords.get(mutation.guard or "")
     if passed is None and 0 <= mutation.guard_index < len(positional):
         passed = positional[mutation.guard_index]
+    if mutation.guard_none:
+        given_none = is_none(passed[0].value) if passed is not None else mutation.guard_default
+        return not given_none or not mutation.guard_value
     value = literal_bool(passed[0].value) if passed is not None else mutation.guard_default
     return value is mutation.guard_value
 
