@@ -75,3 +75,38 @@ def test_a_write_under_a_none_test_happens_only_when_the_call_passes_a_value() -
     none, written = run(OPTIONAL_MASK.format(mask="mask=None")), run(masked)
     assert torch.equal(none["before"], none["outputs"])  # type: ignore[arg-type]
     assert not torch.equal(written["before"], written["outputs"])  # type: ignore[arg-type]
+
+
+FORWARDED_MASK = """
+import torch
+
+
+class Encoder(torch.nn.Module):
+    def forward(self, x, padding_mask=None):
+        return self.extract_features(x, padding_mask)
+
+    def extract_features(self, x, padding_mask=None):
+        if padding_mask is not None:
+            x[padding_mask] = 0
+        return x * 2
+
+
+x = torch.randn(2, 3)
+before = x.clone()
+y = Encoder()(x{mask})
+seen = x.sum()
+"""
+
+
+def test_a_none_test_passes_through_a_forwarded_parameter() -> None:
+    """wav2vec2's ``forward(x, padding_mask=None)`` handing its own ``padding_mask`` to
+    ``extract_features``: the write keeps its test, now on ``forward``'s parameter, so a
+    call without a mask writes nothing and a call with one writes the caller's ``x``."""
+    line = FORWARDED_MASK.splitlines().index("            x[padding_mask] = 0") + 1
+    assert codes(FORWARDED_MASK.format(mask="")) == []
+    masked = FORWARDED_MASK.format(mask=", padding_mask=torch.tensor([[True, False, True]] * 2)")
+    assert codes(masked) == [(line, "IPL004")]
+    torch = pytest.importorskip("torch")
+    plain, written = run(FORWARDED_MASK.format(mask="")), run(masked)
+    assert torch.equal(plain["before"], plain["x"])  # type: ignore[arg-type]
+    assert not torch.equal(written["before"], written["x"])  # type: ignore[arg-type]
