@@ -269,23 +269,7 @@ class Calls(AnalyzerBase):
                 passed = positional[mutation.index]
             if passed is None:
                 continue
-            arg, values = passed
-            if mutation.elementwise:  # ``sgd_(model.parameters())`` writes each parameter
-                values = self._iterate(values)
-            elif mutation.element is not None:  # ``outputs[0].masked_fill_()``: that element
-                values = [*(v for v in values if v.kind is not Kind.CONTAINER)]
-                if not mutation.fresh_element:
-                    values += element_at(passed[1], mutation.element)
-            elif mutation.key is not None:  # ``batch["ego"].div_()``: that entry
-                values = [
-                    *(v for v in values if v.kind is not Kind.CONTAINER),
-                    *(
-                        e
-                        for v in values
-                        if v.kind is Kind.CONTAINER
-                        for e in v.items.get(mutation.key, ())
-                    ),
-                ]
+            arg, values = passed[0], self._written_values(mutation, passed[1])
             if mutation.guard is not None and not guard_holds(keywords, positional, mutation):
                 continue
             # another file's helper (project mode) writes only what is known to be a tensor here
@@ -332,6 +316,19 @@ class Calls(AnalyzerBase):
                     # torch raises at the call: a leaf that requires grad written in place
                     self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
         return given_back
+
+    def _written_values(self, mutation: Mutation, values: list[Value]) -> list[Value]:
+        """What a summarised write reaches of the values passed for its parameter."""
+        if mutation.elementwise:  # ``sgd_(model.parameters())`` writes each parameter
+            return self._iterate(values)
+        if mutation.element is not None:  # ``outputs[0].masked_fill_()``: that element
+            kept = [v for v in values if v.kind is not Kind.CONTAINER]
+            return kept if mutation.fresh_element else kept + element_at(values, mutation.element)
+        if mutation.key is not None:  # ``batch["ego"].div_()``: that entry
+            key = mutation.key
+            held = [e for v in values if v.kind is Kind.CONTAINER for e in v.items.get(key, ())]
+            return [*(v for v in values if v.kind is not Kind.CONTAINER), *held]
+        return values
 
     def _metadata_call(
         self, node: cst.Call, func: cst.Attribute, method: str
