@@ -110,3 +110,37 @@ def test_a_none_test_passes_through_a_forwarded_parameter() -> None:
     plain, written = run(FORWARDED_MASK.format(mask="")), run(masked)
     assert torch.equal(plain["before"], plain["x"])  # type: ignore[arg-type]
     assert not torch.equal(written["before"], written["x"])  # type: ignore[arg-type]
+
+
+OWNER_FLAG = """
+import torch
+
+
+class RandomMixup(torch.nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, batch):
+        if not self.inplace:
+            batch = batch.clone()
+        batch_rolled = batch.roll(1, 0)
+        batch.mul_(0.7).add_(batch_rolled, alpha=0.3)
+        return batch
+
+
+image = torch.randn(4, 3)
+before = image.clone()
+mixed = RandomMixup()(image)
+clean = image.sum()
+"""
+
+
+def test_a_copy_unless_the_owner_opted_into_in_place_mode_keeps_the_callers_tensor() -> None:
+    """torchvision's ``RandomMixup``: ``if not self.inplace: batch = batch.clone()`` leaves
+    the caller's tensor on the in-place path only, which its owner chose when it built the
+    module; the default module mixes a copy and the caller's later read sees its own."""
+    assert codes(OWNER_FLAG) == []
+    torch = pytest.importorskip("torch")
+    ran = run(OWNER_FLAG)
+    assert torch.equal(ran["before"], ran["image"])  # type: ignore[arg-type]

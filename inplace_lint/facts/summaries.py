@@ -15,6 +15,7 @@ import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
 from inplace_lint.facts.conditions import _negated
+from inplace_lint.facts.heuristics import _mentions_inplace
 from inplace_lint.facts.model import Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
@@ -628,6 +629,11 @@ class _MutationFinder(Walker):
             self.add_rebound(set.intersection(*arms.done, arms.current))
         elif _terminates(original_node.body.body):  # only the untaken test goes on
             self.add_rebound(set(arms.otherwise))
+        elif _opted_out(original_node.test):
+            # ``if not self.inplace: batch = batch.clone()``: the caller's tensor goes on only
+            # in the in-place mode its owner opted into when it built it (torchvision's
+            # RandomMixup); a parameter flag is the call's to set, and stays a path
+            self.add_rebound(arms.current)
 
     def visit_For(self, node: cst.For) -> None:
         self.arms.append(_Arms())  # the body may run no time at all
@@ -738,6 +744,12 @@ def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
                 if name is not None:
                     roots.add(name)
     return gives, frozenset(roots)
+
+
+def _opted_out(test: cst.BaseExpression) -> bool:
+    """``not self.inplace``: a test that holds when an object's ``inplace`` flag is off."""
+    inner = _negated(test)
+    return isinstance(inner, cst.Attribute) and _mentions_inplace(inner)
 
 
 def _mark(
