@@ -82,3 +82,15 @@ def test_fix_and_its_report_see_the_opt_in_findings(tmp_path: Path) -> None:
     fixed = (tmp_path / "h.py").read_text()
     assert "y = y.mul(2)" in fixed and code == 0
     behave(HELPER.format(write=IN_PLACE) + CALLER, fixed + CALLER)
+
+
+def test_a_helper_another_file_of_the_run_calls_is_left_to_that_caller(tmp_path: Path) -> None:
+    """Project mode: ``train.py`` calls ``gated`` on tensors without grad, so the helper has
+    a caller in the run and nothing is assumed of it; linted alone it is assumed."""
+    call = "out = gated(torch.randn(2, 3), torch.randn(3, 4))\n"
+    caller = "import torch\nfrom h import gated\n\n" + call
+    write(tmp_path, {"h.py": HELPER.format(write=IN_PLACE), "train.py": caller})
+    assert _lint(tmp_path, "--isolated", "--assume-grad", "h.py", "train.py") == (0, [])
+    code, lines = _lint(tmp_path, "--isolated", "--assume-grad", "h.py")
+    assert code == 1 and len(lines) == 1
+    behave(HELPER.format(write=IN_PLACE) + CALLER, HELPER.format(write=IN_PLACE) + call)
