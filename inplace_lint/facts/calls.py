@@ -43,9 +43,9 @@ from inplace_lint.facts.summaries import (
     described,
     destination,
     grad_target_params,
-    guard_holds,
     names_argument,
 )
+from inplace_lint.facts.summary_guards import guard_holds
 from inplace_lint.facts.syntax import (
     _is_static,
     short_name,

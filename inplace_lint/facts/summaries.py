@@ -15,10 +15,10 @@ import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
 from inplace_lint.facts.conditions import _negated
-from inplace_lint.facts.heuristics import _mentions_inplace
 from inplace_lint.facts.model import Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
+from inplace_lint.facts.summary_guards import guard_holds, mark_guarded, opted_out
 from inplace_lint.facts.syntax import (
     _string_key,
     _terminates,
@@ -29,7 +29,7 @@ from inplace_lint.facts.syntax import (
     is_none,
 )
 from inplace_lint.facts.type_tests import type_arms
-from inplace_lint.facts.walk import Walker, own_nodes, walk
+from inplace_lint.facts.walk import Walker, own_nodes
 
 
 @dataclass
@@ -486,9 +486,9 @@ class _MutationFinder(Walker):
             name = name.left
         if not isinstance(name, cst.Name) or name.value not in self.index_of:
             return
-        _mark(body, (name.value, not negated, none_test), self.guarded)
+        mark_guarded(body, (name.value, not negated, none_test), self.guarded)
         if orelse is not None:
-            _mark(orelse, (name.value, negated, none_test), self.guarded)
+            mark_guarded(orelse, (name.value, negated, none_test), self.guarded)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
@@ -629,7 +629,7 @@ class _MutationFinder(Walker):
             self.add_rebound(set.intersection(*arms.done, arms.current))
         elif _terminates(original_node.body.body):  # only the untaken test goes on
             self.add_rebound(set(arms.otherwise))
-        elif _opted_out(original_node.test):
+        elif opted_out(original_node.test):
             # ``if not self.inplace: batch = batch.clone()``: the caller's tensor goes on only
             # in the in-place mode its owner opted into when it built it (torchvision's
             # RandomMixup); a parameter flag is the call's to set, and stays a path
@@ -746,19 +746,6 @@ def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
     return gives, frozenset(roots)
 
 
-def _opted_out(test: cst.BaseExpression) -> bool:
-    """``not self.inplace``: a test that holds when an object's ``inplace`` flag is off."""
-    inner = _negated(test)
-    return isinstance(inner, cst.Attribute) and _mentions_inplace(inner)
-
-
-def _mark(
-    node: cst.CSTNode, guard: tuple[str, bool, bool], guarded: dict[int, tuple[str, bool, bool]]
-) -> None:
-    for inner in walk(node):
-        guarded.setdefault(id(inner), guard)
-
-
 def _keyed(node: cst.Subscript) -> bool:
     """``d["key"] = v`` stores into a dict, not a tensor."""
     return any(
@@ -773,25 +760,6 @@ def _collect_names(target: cst.BaseExpression, out: set[str]) -> None:
     elif isinstance(target, cst.Tuple | cst.List):
         for element in target.elements:
             _collect_names(element.value, out)
-
-
-def guard_holds(
-    keywords: dict[str, tuple[cst.Arg, list[Value]]],
-    positional: list[tuple[cst.Arg, list[Value]]],
-    mutation: Mutation,
-) -> bool:
-    """The call gives the mutation's guard parameter the value its write needs: a literal
-    bool passed, or the parameter's literal default when none is passed. For a test of
-    ``None``, only a ``None`` passed (or a ``None`` default) decides; any other argument may
-    be either, so the write may happen."""
-    passed = keywords.get(mutation.guard or "")
-    if passed is None and 0 <= mutation.guard_index < len(positional):
-        passed = positional[mutation.guard_index]
-    if mutation.guard_none:
-        given_none = is_none(passed[0].value) if passed is not None else mutation.guard_default
-        return not given_none or not mutation.guard_value
-    value = literal_bool(passed[0].value) if passed is not None else mutation.guard_default
-    return value is mutation.guard_value
 
 
 def names_argument(args: list[tuple[str, cst.Arg, list[Value]]], mutation: Mutation) -> bool:
