@@ -31,7 +31,7 @@ from inplace_lint.facts.foreign import Foreign
 from inplace_lint.facts.function_saves import FunctionSaves
 from inplace_lint.facts.heuristics import (
     exempt_reason,
-    no_grad_decorated,
+    runs_without_grad,
     state_update_name,
 )
 from inplace_lint.facts.hooks import find_backward_hooks
@@ -51,6 +51,7 @@ from inplace_lint.facts.summaries import (
     Callees,
     Mutation,
     summarize,
+    tensor_writes,
 )
 from inplace_lint.facts.syntax import (
     _is_static,
@@ -181,9 +182,7 @@ class Analyzer(
         summary: Sequence[Mutation],
         containers: frozenset[str],
     ) -> None:
-        mutations = [
-            m for m in summary if m.elementwise or m.key is not None or m.param not in containers
-        ]
+        mutations = tensor_writes(summary, containers)
         if mutations:
             exempt = self._context(func, cls).exempt_args
             name = func.name.value
@@ -244,10 +243,8 @@ class Analyzer(
                 ctx.mark_dirty = frozenset(_mark_dirty_names(func))
         elif cls is not None and cls.is_module and name == "forward":
             ctx.role = "forward"
-        if no_grad_decorated(func, self.imports):
+        if runs_without_grad(func, self.imports, self.call_modes.get(name)):
             ctx.no_grad = True
-        if self.call_modes.get(name) == {False}:
-            ctx.no_grad = True  # every call in this file runs it with grad off
         ctx.state_update = state_update_name(name) or (cls is not None and cls.is_optimizer)
         ctx.exempt_args = exempt_reason(func, ctx.no_grad)
         return ctx

@@ -16,10 +16,10 @@ from functools import lru_cache
 
 import libcst as cst
 
-from inplace_lint.facts.heuristics import exempt_reason, no_grad_decorated
+from inplace_lint.facts.heuristics import exempt_reason, runs_without_grad
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.state import AnalyzerBase
-from inplace_lint.facts.summaries import summarize
+from inplace_lint.facts.summaries import summarize, tensor_writes
 from inplace_lint.facts.walk import walk
 from inplace_lint.from_ast import Unsupported, module_from_ast
 from inplace_lint.project_view import ForeignFunction
@@ -41,17 +41,12 @@ class Foreign(AnalyzerBase):
             if parsed is None:
                 continue
             func, imports = parsed
-            containers = self._not_tensor_params(func)
             origin = f"defined in {shipped.display}, line {shipped.line}"
-            mutations = [
-                replace(m, origin=origin)
-                for m in summarize(func, False, imports, self.table)
-                if m.elementwise or m.key is not None or m.param not in containers
-            ]
+            summary = summarize(func, False, imports, self.table)
+            kept = tensor_writes(summary, self._not_tensor_params(func))
+            mutations = [replace(m, origin=origin) for m in kept]
             if mutations:
-                no_grad = no_grad_decorated(func, imports) or (
-                    self.call_modes.get(shipped.local) == {False}
-                )
+                no_grad = runs_without_grad(func, imports, self.call_modes.get(shipped.local))
                 self.summaries[shipped.local] = (mutations, exempt_reason(func, no_grad))
 
 

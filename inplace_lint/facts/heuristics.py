@@ -193,6 +193,12 @@ def exempt_reason(func: cst.FunctionDef, no_grad: bool) -> str:
     return ""
 
 
+def runs_without_grad(func: cst.FunctionDef, imports: ImportTable, modes: set[bool] | None) -> bool:
+    """``func`` is decorated with a grad-off decorator, or every call of it seen (``modes``,
+    from ``callmodes``) runs it with grad off."""
+    return no_grad_decorated(func, imports) or modes == {False}
+
+
 def no_grad_decorated(func: cst.FunctionDef, imports: ImportTable) -> bool:
     """``@torch.no_grad()`` (or another grad-off decorator) on ``func``."""
     for deco in func.decorators:

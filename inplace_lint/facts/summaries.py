@@ -8,7 +8,7 @@ machinery can tell whether the caller is harmed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -267,7 +267,7 @@ def summarize(
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if skip_first and params:
         params = params[1:]
-    if not params or (callees is None and not _may_write(own_nodes(func), table)):
+    if not params or (callees is None and not may_write(own_nodes(func), table)):
         return []
     finder = _MutationFinder(func, params, imports, table, callees)
     finder.run(func.body)
@@ -697,7 +697,13 @@ def grad_target_params(func: cst.FunctionDef, imports: ImportTable) -> dict[str,
     return {name: params.index(name) for name in found if name in params}
 
 
-def _may_write(nodes: list[cst.CSTNode], table: OpTable) -> bool:
+def tensor_writes(summary: Sequence[Mutation], not_tensors: frozenset[str]) -> list[Mutation]:
+    """The writes of a summary that can reach a tensor: not those to a parameter that holds
+    none (``not_tensors``), unless they reach its elements or entries."""
+    return [m for m in summary if m.elementwise or m.key is not None or m.param not in not_tensors]
+
+
+def may_write(nodes: Iterable[cst.CSTNode], table: OpTable) -> bool:
     """A cheap superset of the writes the visitor in :func:`summarize` records."""
     for node in nodes:
         kind = type(node)
