@@ -22,7 +22,9 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.model import Kind, Value
+from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.summaries import may_write
 from inplace_lint.facts.walk import own_nodes, walk
 
 
@@ -42,7 +44,8 @@ class AssumedGrad(AnalyzerBase):
         named = Counter(n.value for n in walk(self.module) if type(n) is cst.Name)
         for func in functions:
             name = func.name.value
-            if named[name] > 1 or name in self.facts.called or not _writes_after_calls(func):
+            called = named[name] > 1 or name in self.facts.called
+            if called or not _writes_after_calls(func, self.table):
                 continue  # called or passed on here (a kernel handed to a backward): not ours
             kept, self.facts = self.facts, ev.Facts()
             self._assuming, self._assumed = func, []
@@ -71,21 +74,8 @@ class AssumedGrad(AnalyzerBase):
             self._assumed.append(name)
 
 
-def _writes_after_calls(func: cst.FunctionDef) -> bool:
-    """A cheap screen: the body calls something and writes in place (a method ending in
-    ``_``, an augmented or subscript assignment)."""
-    calls = writes = False
-    for node in own_nodes(func):
-        kind = type(node)
-        if kind is cst.Call:
-            calls = True
-            target = node.func  # type: ignore[attr-defined]
-            if isinstance(target, cst.Attribute) and target.attr.value.endswith("_"):
-                writes = True
-        elif kind is cst.AugAssign or (
-            kind is cst.Assign and any(isinstance(t.target, cst.Subscript) for t in node.targets)  # type: ignore[attr-defined]
-        ):
-            writes = True
-        if calls and writes:
-            return True
-    return False
+def _writes_after_calls(func: cst.FunctionDef, table: OpTable) -> bool:
+    """A cheap screen: the body calls something (an op that may save) and may write in place
+    (the summaries' own screen of writes)."""
+    nodes = own_nodes(func)
+    return any(type(n) is cst.Call for n in nodes) and may_write(nodes, table)
