@@ -646,12 +646,25 @@ class FixReport:
     held_back: int = 0
 
 
+def _run_views(results: Sequence[FileResult]) -> Callable[[int], ProjectView | None]:
+    """Each result's project view (``project.build_views`` over the run's files), built on the
+    first question: a run with nothing to fix or verify reads no file again."""
+    built: list[dict[int, ProjectView]] = []
+
+    def view(index: int) -> ProjectView | None:
+        if not built:
+            built.append(build_views([(Path(r.path), r.path) for r in results]))
+        return built[0].get(index)
+
+    return view
+
+
 def fix_results(
     results: Sequence[FileResult], config: Config, *, unsafe: bool, write: bool
 ) -> FixReport:
     """Fix every file with findings; its result is replaced by the findings that remain."""
     report = FixReport(results=[])
-    views = build_views([(Path(r.path), r.path) for r in results])
+    view = _run_views(results)
     for index, result in enumerate(results):
         if result.error is not None or not result.findings:
             report.results.append(result)
@@ -666,7 +679,7 @@ def fix_results(
             config.codes_for(str(path)),
             unsafe=unsafe,
             write=write,
-            project=views.get(index),
+            project=view(index),
             assume_grad=config.assume_grad,
         )
         if outcome.error is not None:
@@ -696,7 +709,7 @@ def verify_results(
     file that cannot be read or decoded now keeps its findings without fixes.
     """
     checked = []
-    views = build_views([(Path(r.path), r.path) for r in results])
+    view = _run_views(results)
     for index, result in enumerate(results):
         if not any(f.fix is not None for f in result.findings):
             checked.append(result)
@@ -716,7 +729,7 @@ def verify_results(
                     _lint_text,
                     path=result.path,
                     codes=frozenset(codes),
-                    project=views.get(index),
+                    project=view(index),
                     assume_grad=config.assume_grad,
                 )
                 findings, _ = verified(text, result.path, result.findings, lint=lint, together=True)

@@ -87,8 +87,8 @@ def lint_source(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        assumed = (project, assume_grad)
-        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes, assumed)
+        run = (project, assume_grad)
+        return _lint_screened(text, path, enabled, tree, noqa, reuse, fixes, run)
     finally:
         if collecting:
             gc.enable()

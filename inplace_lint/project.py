@@ -44,17 +44,18 @@ _HOPS = 3
 
 @dataclass
 class _File:
-    display: str
     text: str
     package: tuple[str, ...]  # the dotted package this file belongs to
     #: local name -> (module parts, relative dots, imported name)
     imported: dict[str, tuple[tuple[str, ...], int, str]] = field(default_factory=dict)
     defs: dict[str, int] = field(default_factory=dict)  # top-level function -> its offset
+    #: its top-level import lines, once one of its functions is shipped
+    imports: str | None = None
 
 
 def build_views(files: Sequence[tuple[Path, str]]) -> dict[int, ProjectView]:
     """Each file's view of the others, by position in ``files``; empty for one file alone."""
-    read = [_read(path, display) for path, display in files]
+    read = [_read(path) for path, _ in files]
     if sum(f is not None for f in read) < 2:
         return {}
     modules: dict[tuple[str, ...], int] = {}
@@ -152,11 +153,12 @@ class _Resolver:
         if source is None or not _MAY_WRITE.search(source):
             return None
         line = f.text.count("\n", 0, offset) + 1
-        imports = "\n".join(_import_lines(f.text))
-        return ForeignFunction(name, name, self.files[index][1], line, source, imports)
+        if f.imports is None:
+            f.imports = "\n".join(_import_lines(f.text))
+        return ForeignFunction(name, name, self.files[index][1], line, source, f.imports)
 
 
-def _read(path: Path, display: str) -> _File | None:
+def _read(path: Path) -> _File | None:
     if path.suffix != ".py":
         return None
     try:
@@ -166,7 +168,7 @@ def _read(path: Path, display: str) -> _File | None:
         text = decode(path.read_bytes()).text
     except (OSError, DecodeError):
         return None
-    f = _File(display, text, _package_of(path))
+    f = _File(text, _package_of(path))
     for match in _FROM_IMPORT.finditer(text):
         dots, module, names = match.groups()
         parts = tuple(module.split(".")) if module else ()
