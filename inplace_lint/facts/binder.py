@@ -7,7 +7,7 @@ runs a loop body twice so that iteration k meets iteration k-1.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -233,14 +233,7 @@ class Binder(AnalyzerBase):
     def _not_tensor_params(self, func: cst.FunctionDef) -> frozenset[str]:
         """Parameters that hold no tensor: containers, and those annotated as something else
         (``n: int``), whose writes in a summary are no tensor's."""
-        params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-        typed = {
-            p.name.value
-            for p in params
-            if p.annotation is not None
-            and other_annotation(self.module.code_for_node(p.annotation.annotation))
-        }
-        return self._container_params(func) | typed
+        return self._container_params(func) | self._annotated(func, other_annotation)
 
     def _container_params(self, func: cst.FunctionDef) -> frozenset[str]:
         """Parameters that hold lists, tuples or dicts: by how the body uses them, or by
@@ -248,15 +241,18 @@ class Binder(AnalyzerBase):
         found = self._containers_of.get(id(func))
         if found is None:
             used = container_params(func) if self._memo is None else self._memo.containers(func)
-            params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-            annotated = {
-                p.name.value
-                for p in params
-                if p.annotation is not None
-                and container_annotation(self.module.code_for_node(p.annotation.annotation))
-            }
+            annotated = self._annotated(func, container_annotation)
             found = self._containers_of[id(func)] = used | annotated
         return found
+
+    def _annotated(self, func: cst.FunctionDef, says: Callable[[str], bool]) -> frozenset[str]:
+        """The parameters of ``func`` whose annotation's text ``says`` holds of."""
+        params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+        return frozenset(
+            p.name.value
+            for p in params
+            if p.annotation is not None and says(self.module.code_for_node(p.annotation.annotation))
+        )
 
     def _lookup(self, name: str) -> list[Value] | None:
         scope = self.scope
