@@ -51,9 +51,9 @@ Message = str | tuple[str | LineOf, ...]
 
 def saver(op: str, role: str) -> str:
     """The op that saved a tensor, as a message names it: code in backticks (`torch.relu`),
-    a module's forward pass (role ``parameters``, already worded with its own backticks)
-    as it is."""
-    return op if role == "parameters" else f"`{op}`"
+    a module's forward pass (role ``parameters``) or an op named inside a user module's
+    forward, both already worded with their own backticks, as they are."""
+    return op if role == "parameters" or "`" in op else f"`{op}`"
 
 
 def callers_saved_tensor(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inplace_lint.checks.base import LineOf, RawFinding, Rule, callers_saved_tensor
+from inplace_lint.checks.base import LineOf, RawFinding, Rule, callers_saved_tensor, saver
 from inplace_lint.facts.events import OUT_GRAD, Facts
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX
 from inplace_lint.facts.hooks import HOOK_VIEW
@@ -30,9 +30,9 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if record.role == "parameters":
             saved = f"{record.op} saved them for backward"
         elif record.role == "result":
-            saved = f"`{record.op}` saved its output for backward"
+            saved = f"{saver(record.op, record.role)} saved its output for backward"
         else:
-            saved = f"`{record.op}` saved its input for backward"
+            saved = f"{saver(record.op, record.role)} saved its input for backward"
         when = (
             "backward will fail"
             if event.backward is not None

@@ -11,6 +11,7 @@ import libcst as cst
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
+from inplace_lint.facts.sequential_subclass import SEQUENTIAL, sequential_init
 from inplace_lint.facts.walk import is_expression, own_nodes, walk
 
 if TYPE_CHECKING:  # grown_lists imports syntax, which imports this module
@@ -119,9 +120,15 @@ class ModuleResolver:
             default = defaults.get(func.value)
             if default is not None:
                 qualname = self.imports.qualify(default)
+                func = default if qualname is None else func  # ``norm_layer=ABN``, same file
         if qualname is None:
             name = dotted_name(func)
             if name in self.classes and self.classes[name].is_module:
+                cls = self.classes[name]
+                init = sequential_init(cls.bases, cls.methods)
+                if init is not None:  # ``class Block(nn.Sequential)``: torch's forward
+                    elements = self._elements(init.call, init.lists, {}, init.defaults)
+                    return ModuleSpec(qualname=SEQUENTIAL, node=expr, elements=elements)
                 return ModuleSpec(qualname=None, node=expr, user_class=name)
             built = self.built_by(name) if name is not None else None
             if built is not None:
