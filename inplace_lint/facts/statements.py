@@ -215,6 +215,10 @@ class Statements(AnalyzerBase):
         """Bind ``values`` (evaluated from ``source``, if known) to an assignment target."""
         if isinstance(target, cst.Name):
             self._bind(target.value, values)
+            arms = self.scope.arms
+            if isinstance(source, cst.Name) and source.value in arms:
+                # ``features = source_patch``: the alias holds each tensor on the same arms
+                arms[target.value] = dict(arms[source.value])
             write = self._inplace_results.get(id(source)) if source is not None else None
             if write is not None:
                 self.scope.bound_inplace[target.value] = write
