@@ -16,8 +16,10 @@ from inplace_lint.facts.call_shapes import (
     element_at,
     sure_tensor_passed,
 )
+from inplace_lint.facts.classes import literal_bool
 from inplace_lint.facts.forward_returns import returned_tuple_size, returns_record
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
+from inplace_lint.facts.grad_target_params import grad_target_params
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
     FLOW,
@@ -38,13 +40,8 @@ from inplace_lint.facts.ops import (
 )
 from inplace_lint.facts.passed import _passed_function, _shadowed
 from inplace_lint.facts.state import AnalyzerBase
-from inplace_lint.facts.summaries import (
-    Mutation,
-    described,
-    destination,
-    grad_target_params,
-    names_argument,
-)
+from inplace_lint.facts.summaries import Mutation, destination
+from inplace_lint.facts.summary_calls import described, names_argument, source_values
 from inplace_lint.facts.summary_guards import guard_holds
 from inplace_lint.facts.syntax import (
     _is_static,
@@ -304,6 +301,9 @@ class Calls(AnalyzerBase):
                         )
                     ),
                     stmt=None if foreign else mutation.stmt,
+                    # ``set_diag(x, d)``: the written tensor now depends on what the
+                    # arguments its new values are computed from saved
+                    extra=source_values(mutation, positional, keywords),
                     # another file's helper: judged only where a caller here is harmed
                     nested=(bool(mutation.through) and mutation.through != callee)
                     or bool(mutation.origin),
@@ -438,6 +438,11 @@ class Calls(AnalyzerBase):
             modules = [v for v in receiver if v.kind is Kind.MODULE]
             if method == "forward":
                 return self._call_modules(modules, args, node, self._text(func.value))
+            if method == "requires_grad_":  # ``embedding.requires_grad_(False)``: frozen
+                flag = literal_bool(args[0][1].value) if args else True
+                for module in modules if flag is not None else ():
+                    module.group.frozen = not flag
+                return modules
             if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "half"):
                 return modules
             inputs = [v for _, _, vs in args for v in vs]

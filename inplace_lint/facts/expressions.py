@@ -12,6 +12,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.callables import NONE_ORIGIN, function_value
+from inplace_lint.facts.classes import ClassFacts
 from inplace_lint.facts.conditions import condition_key
 from inplace_lint.facts.function_saves import saved_tensor
 from inplace_lint.facts.heuristics import (
@@ -510,6 +511,9 @@ class Expressions(AnalyzerBase):
                 return [function_value(qualified)]  # ``self.act = F.relu``
             if qualified is not None:
                 return [new_value(Kind.OTHER, name)]
+            cls = self.scope.ctx.cls
+            if name == f"self.{attr}" and cls is not None and self._plain_method(cls, attr):
+                return [new_value(Kind.OTHER, name)]  # ``view_func = self._channel_view``
             if (
                 name.count(".") == 1
                 and name.startswith("self.")
@@ -553,16 +557,25 @@ class Expressions(AnalyzerBase):
                 out.append(self._unknown(inputs=[value] if value.kind is Kind.TENSOR else ()))
         return out
 
+    @staticmethod
+    def _plain_method(cls: ClassFacts, attr: str) -> bool:
+        """``self.attr`` names a method of a class that is no module (an optimizer, a plain
+        helper class) and is never assigned: a bound method, whose results need grad only
+        as far as its arguments do, not a tensor or a model."""
+        return attr in cls.methods and attr not in cls.assigned and not cls.is_module
+
     def _module_attribute(self, module: Value, attr: str) -> Value:
         """``module.weight``: a parameter, unless the module's class made it a buffer."""
         cls = self.classes.get(module.module.user_class or "") if module.module else None
         if cls is not None and attr in cls.buffers:
             return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
+        grad = 0 if module.group.is_frozen() else 2  # ``requires_grad_(False)`` froze it
         if cls is not None and attr in cls.parameters:
             # one of the owner's parameters: a write to it is not a write to its submodules
-            return Value(kind=Kind.TENSOR, group=self._owned_group(module, attr), grad=2, leaf=True)
+            group = self._owned_group(module, attr)
+            return Value(kind=Kind.TENSOR, group=group, grad=grad, leaf=grad == 2)
         if attr in ("weight", "bias"):
-            return Value(kind=Kind.TENSOR, group=module.group, grad=2, leaf=True)
+            return Value(kind=Kind.TENSOR, group=module.group, grad=grad, leaf=grad == 2)
         if cls is not None and attr in cls.modules:
             # a submodule: its parameters are also the owner's, saved by the owner's forward
             return self._submodule(module, cls, attr)

@@ -72,6 +72,8 @@ class Group:
     #: a torch module took a tensor of this storage (or a view of it) as input: what it
     #: holds is a tensor, whatever a parameter's annotation left open (``x += r`` writes)
     tensor: bool = False
+    #: a module's parameters: ``module.requires_grad_(False)`` froze them (they need no grad)
+    frozen: bool = False
     writes: list[tuple[int, Any]] = field(default_factory=list)
     hidden_writes: list[tuple[int, Any]] = field(default_factory=list)
     #: write id -> the path on which the write reaches this group, where it is narrower than
@@ -87,6 +89,17 @@ class Group:
         """``child`` holds part of this group's tensors (a submodule's parameters)."""
         child.parent = self
         self.children.append(child)
+
+    def is_frozen(self) -> bool:
+        """This module's parameters, or those of a module that owns it, were frozen."""
+        group: Group | None = self
+        seen: list[Group] = []
+        while group is not None and group not in seen:
+            if group.frozen:
+                return True
+            seen.append(group)
+            group = group.parent
+        return False
 
     def family(self) -> list[Group]:
         """This group, the groups that own it and the groups it owns: a write to any of

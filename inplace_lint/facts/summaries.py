@@ -15,7 +15,6 @@ import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
 from inplace_lint.facts.conditions import _negated
-from inplace_lint.facts.model import Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.summary_guards import guard_holds, mark_guarded, opted_out
@@ -29,7 +28,7 @@ from inplace_lint.facts.syntax import (
     is_none,
 )
 from inplace_lint.facts.type_tests import type_arms
-from inplace_lint.facts.walk import Walker, own_nodes
+from inplace_lint.facts.walk import Walker, own_nodes, walk
 
 
 @dataclass
@@ -127,6 +126,9 @@ class Mutation:
     #: where the function is defined, when that is another file of the run (project mode):
     #: the write is then reported at the call, in the caller's file
     origin: str = ""
+    #: the other parameters the written value is computed from (``x[i] = new_diag``):
+    #: (name, position) each; what they saved flows into the written tensor
+    sources: tuple[tuple[str, int], ...] = ()
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -356,7 +358,27 @@ class _MutationFinder(Walker):
                 element=element,
                 fresh_element=fresh,
                 key=key,
+                sources=self._sources(node, name),
             )
+
+    def _sources(self, node: cst.CSTNode, written: str) -> tuple[tuple[str, int], ...]:
+        """The parameters other than ``written`` that the write's value reads: the right side
+        of an assignment, the operands of an in-place call."""
+        if isinstance(node, cst.Assign | cst.AugAssign):
+            parts: list[cst.CSTNode] = [node.value]
+        elif isinstance(node, cst.Call):
+            parts = [arg.value for arg in node.args]
+        else:
+            return ()
+        found: dict[str, int] = {}
+        for part in parts:
+            for sub in walk(part):
+                if not isinstance(sub, cst.Name):
+                    continue
+                param = self.alias_of.get(sub.value, sub.value)
+                if param != written and param in self.index_of:
+                    found[param] = self.index_of[param]
+        return tuple(found.items())
 
     def _passed_guard(
         self, mutation: Mutation, positional: list[cst.Arg], keywords: dict[str, cst.Arg]
@@ -669,34 +691,6 @@ def destination(param: str) -> bool:
     return _DESTINATION.fullmatch(param) is not None
 
 
-def grad_target_params(func: cst.FunctionDef, imports: ImportTable) -> dict[str, int]:
-    """Parameters ``func`` differentiates against (``autograd.grad(y, wrt)``,
-    ``y.backward(inputs=[wrt])``), with their positions (not counting ``self``)."""
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    if params and params[0] in ("self", "cls"):
-        params = params[1:]
-    found: set[str] = set()
-    for node in own_nodes(func):
-        if type(node) is not cst.Call:
-            continue
-        inputs: cst.BaseExpression | None = None
-        keyword = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            inputs = keyword.get("inputs")
-        elif imports.qualify(node.func) == "torch.autograd.grad":
-            positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            inputs = keyword.get("inputs", positional[1] if len(positional) > 1 else None)
-        if inputs is None:
-            continue
-        names = (
-            [e.value for e in inputs.elements]
-            if isinstance(inputs, cst.List | cst.Tuple)
-            else [inputs]
-        )
-        found.update(n.value for n in names if isinstance(n, cst.Name))
-    return {name: params.index(name) for name in found if name in params}
-
-
 def tensor_writes(summary: Sequence[Mutation], not_tensors: frozenset[str]) -> list[Mutation]:
     """The writes of a summary that can reach a tensor: not those to a parameter that holds
     none (``not_tensors``), unless they reach its elements or entries."""
@@ -766,20 +760,3 @@ def _collect_names(target: cst.BaseExpression, out: set[str]) -> None:
     elif isinstance(target, cst.Tuple | cst.List):
         for element in target.elements:
             _collect_names(element.value, out)
-
-
-def names_argument(args: list[tuple[str, cst.Arg, list[Value]]], mutation: Mutation) -> bool:
-    """Whether a call's arguments name the mutated parameter (by keyword or position)."""
-    positional = [arg for keyword, arg, _ in args if not keyword and not arg.star]
-    return any(keyword == mutation.param for keyword, _, _ in args) or mutation.index < len(
-        positional
-    )
-
-
-def described(mutation: Mutation, callee: str) -> str:
-    """``.div_()`` in `norm()`, and the function called that reached it, if another."""
-    if mutation.through and mutation.through != callee:
-        return f"{mutation.what} in `{mutation.through}()` (called by `{callee}()`)"
-    if mutation.origin:
-        return f"{mutation.what} in `{callee}()` ({mutation.origin})"
-    return f"{mutation.what} in `{callee}()`"

@@ -78,6 +78,8 @@ class TorchSemantics(AnalyzerBase):
             for value in receiver:
                 if flag is None:
                     value.grad = max(value.grad, 1)
+                elif not flag:  # ``requires_grad_(False)``: needs no grad from here on
+                    _drop_grad(value)
                 elif flag:
                     value.grad = 2
                     if not value.saved:
@@ -101,13 +103,18 @@ class TorchSemantics(AnalyzerBase):
             return [value]
         if self.table.is_inplace_method(method):
             return self._inplace_method(node, func, method, receiver, args)
+        info = self.table.methods.get(method)
+        if info is not None and info.detached and method in self.table.receiver_methods:
+            for value in receiver:  # ``pos.detach_()``: the tensor itself leaves the graph
+                _drop_grad(value)
+                value.hist.clear()  # a leaf now, whatever graph it came from
+            return receiver
         if method in maybe_self_methods():  # returns self only sometimes: a soft alias
             out = [self._view(v) for v in receiver]
             for view, base in zip(out, receiver, strict=True):
                 view.soft_of = base.soft_of or base.id
                 view.view = base.view
             return out
-        info = self.table.methods.get(method)
         if method in self.table.view_methods:
             return self._method_views(method, info, receiver)
         inputs = receiver + [v for _, _, vs in args for v in vs]
@@ -576,3 +583,12 @@ def _uninitialized_tensor() -> Value:
     fresh = new_value(Kind.TENSOR, sure=True)
     fresh.group.uninitialized = True
     return fresh
+
+
+def _drop_grad(value: Value) -> None:
+    """The tensor stops requiring grad in place (``requires_grad_(False)``, ``detach_()``):
+    no longer a leaf that torch guards against in-place writes."""
+    value.grad = 0
+    if value.leaf:
+        value.leaf = False
+        value.group.leaf = False

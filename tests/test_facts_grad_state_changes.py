@@ -1,0 +1,158 @@
+"""Facts that change what a tensor or module needs after it was made: ``detach_()`` and
+``requires_grad_(False)`` on a tensor, ``module.requires_grad_(False)`` on a module, a helper
+that makes its parameter a leaf before differentiating against it, an alias that keeps the
+branch arms its tensors came from, and a helper's write whose values come from another
+argument. Reduced from untuned runs 16, 18 and 19 and round 23. Every program is run with
+torch.
+"""
+
+from __future__ import annotations
+
+from programs import behave, codes, run
+
+PROBE = """
+import torch
+
+
+def energy(pos):
+    return (pos.sin() * 2).sum()
+
+
+def probe(positions):
+    def grad_of(pos):
+        with torch.enable_grad():
+            pos.requires_grad_(True)
+            g = torch.autograd.grad(energy(pos), pos)[0]
+            {release}
+        return g.detach()
+
+    p = positions.clone().detach()
+    out = []
+    for j in range(3):
+        p[..., j] += 1e-3
+        out.append(grad_of(p))
+    return out
+
+
+probe(torch.randn(2, 3))
+"""
+
+
+def test_a_probe_released_from_the_graph_in_place_is_no_leaf_that_requires_grad() -> None:
+    for release in ("pos.detach_()", "pos.requires_grad_(False)"):
+        safe = PROBE.format(release=release)
+        hazard = PROBE.format(release="pass")
+        assert codes(safe) == [], release
+        assert codes(hazard) == [(20, "IPL003")]
+        behave(hazard, safe, match="leaf Variable that requires grad")
+
+
+FROZEN = """
+import torch
+import torch.nn as nn
+
+
+def build(reference):
+    embedding = nn.Embedding(4, 3)
+    {freeze}
+    embedding.weight[0] = reference.weight[1].detach().clone()
+    return embedding
+
+
+build(nn.Embedding(4, 3))
+"""
+
+
+def test_a_module_frozen_by_requires_grad_false_has_no_leaf_parameters() -> None:
+    safe = FROZEN.format(freeze="embedding.requires_grad_(False)")
+    hazard = FROZEN.format(freeze="embedding.requires_grad_(True)")
+    assert codes(safe) == []
+    assert codes(hazard) == [(9, "IPL003")]
+    behave(hazard, safe, match="leaf Variable that requires grad")
+
+
+BOUND_METHOD = """
+import torch
+
+
+class Projector:
+    def _channel_view(self, x):
+        return x.view(x.size(0), -1)
+
+    def project(self, p):
+        for view_func in [self._channel_view]:
+            return p.data / view_func(p.data).norm(dim=1, keepdim=True).add_(1e-8)
+
+
+w = torch.nn.Parameter(torch.randn(3, 4))
+Projector().project(w)
+"""
+
+
+def test_a_bound_method_of_a_plain_class_is_no_model() -> None:
+    assert codes(BOUND_METHOD) == []
+    run(BOUND_METHOD)
+
+
+ARMS = """
+import torch
+import torch.nn as nn
+
+
+def index_put(tensor, indices, value):
+    tensor[indices] = value
+    return tensor
+
+
+class Patches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm2d(1, affine=False)
+        self.unfold = nn.Unfold(kernel_size=(2, 2), stride=(2, 2))
+
+    def forward(self, source, mask, prepatched=False):
+        if prepatched:
+            patches = source.clone()
+        else:
+            source = source.unsqueeze(1)
+            patches = self.unfold(self.norm(source) * 0.5).transpose(-1, -2)
+        features = patches
+        features = index_put(features, mask, 0.0)
+        return features.sum()
+
+
+x = torch.randn(2, 4, 4, requires_grad=True)
+Patches()(x, torch.tensor([True, False])).backward()
+"""
+
+
+def test_an_alias_keeps_the_arms_its_tensors_came_from() -> None:
+    assert codes(ARMS) == []
+    run(ARMS)
+
+
+SET_DIAG = """
+import torch
+
+
+def set_diag(x, new_diag):
+    x[..., 0] = new_diag
+
+
+def main(w):
+    outer = 0.5 * w
+    d = torch.maximum(torch.zeros(()), {diagonal})
+    set_diag(outer, d)
+    return outer.sum()
+
+
+main(torch.randn(2, 3, 3, requires_grad=True)).backward()
+"""
+
+
+def test_a_helper_write_depends_on_what_its_value_argument_saved() -> None:
+    hazard = SET_DIAG.format(diagonal="torch.diagonal(outer, dim1=1, dim2=2)")
+    safe = SET_DIAG.format(diagonal="torch.diagonal(outer, dim1=1, dim2=2).clone()")
+    assert codes(hazard) == [(6, "IPL001")]
+    assert codes(safe) == []
+    behave(hazard, safe)
