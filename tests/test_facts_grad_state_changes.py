@@ -2,7 +2,8 @@
 ``requires_grad_(False)`` on a tensor, ``module.requires_grad_(False)`` on a module, a helper
 that makes its parameter a leaf before differentiating against it, an alias that keeps the
 branch arms its tensors came from, and a helper's write whose values come from another
-argument. Reduced from untuned runs 16, 18 and 19 and round 23. Every program is run with
+argument, and a helper that copies its argument itself on one arm. Reduced from untuned runs
+16, 18 and 19 and round 23. Every program is run with
 torch.
 """
 
@@ -156,3 +157,35 @@ def test_a_helper_write_depends_on_what_its_value_argument_saved() -> None:
     assert codes(hazard) == [(6, "IPL001")]
     assert codes(safe) == []
     behave(hazard, safe)
+
+
+SAMPLER = """
+import torch
+
+
+def apply_temperature(logits, temp):
+    return logits.div_(temp.unsqueeze(1))
+
+
+class Rejection:
+    def forward(self, target_logits, temp, needs_raw):
+        {copy}
+        target_logits = apply_temperature(target_logits, temp)
+        return target_logits.softmax(-1)
+
+
+def execute(logits, temp, needs_raw):
+    probs = Rejection().forward(logits, temp, needs_raw)
+    raw = logits.log_softmax(-1)
+    return probs, raw
+
+
+execute(torch.randn(2, 5), torch.tensor([0.5, 2.0]), True)
+"""
+
+
+def test_a_helper_that_copies_the_argument_itself_on_one_arm_decides_for_its_callers() -> None:
+    copied = SAMPLER.format(copy="if needs_raw:\n            target_logits = target_logits.clone()")
+    assert codes(copied) == []
+    assert codes(SAMPLER.format(copy="pass")) == [(6, "IPL004")]
+    run(copied)

@@ -304,6 +304,7 @@ class Calls(AnalyzerBase):
                     # ``set_diag(x, d)``: the written tensor now depends on what the
                     # arguments its new values are computed from saved
                     extra=source_values(mutation, positional, keywords),
+                    copies_itself=mutation.copies_itself,
                     # another file's helper: judged only where a caller here is harmed
                     nested=(bool(mutation.through) and mutation.through != callee)
                     or bool(mutation.origin),

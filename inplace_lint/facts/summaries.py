@@ -22,6 +22,7 @@ from inplace_lint.facts.syntax import (
     _string_key,
     _terminates,
     basic_index,
+    conditionally_copied,
     constant_element,
     copying_index,
     int_index,
@@ -129,6 +130,9 @@ class Mutation:
     #: the other parameters the written value is computed from (``x[i] = new_diag``):
     #: (name, position) each; what they saved flows into the written tensor
     sources: tuple[tuple[str, int], ...] = ()
+    #: the function replaces the parameter by a copy of itself on one arm of a branch
+    #: (``conditionally_copied``): it decides itself when the caller's tensor may change
+    copies_itself: bool = False
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -301,6 +305,7 @@ class _MutationFinder(Walker):
         self.imports = imports
         self.table = table
         self.index_of = {name: i for i, name in enumerate(params)}
+        self.copied = conditionally_copied(func, imports)
         self.guarded: dict[int, tuple[str, bool, bool]] = {}
         self.defaults = {
             p.name.value: literal_bool(p.default)
@@ -359,6 +364,7 @@ class _MutationFinder(Walker):
                 fresh_element=fresh,
                 key=key,
                 sources=self._sources(node, name),
+                copies_itself=name in self.copied,
             )
 
     def _sources(self, node: cst.CSTNode, written: str) -> tuple[tuple[str, int], ...]:
@@ -378,6 +384,20 @@ class _MutationFinder(Walker):
                 param = self.alias_of.get(sub.value, sub.value)
                 if param != written and param in self.index_of:
                     found[param] = self.index_of[param]
+        return tuple(found.items())
+
+    def _passed_sources(
+        self, mutation: Mutation, positional: list[cst.Arg], keywords: dict[str, cst.Arg]
+    ) -> tuple[tuple[str, int], ...]:
+        """A callee's write sources, as this function's parameters passed for them."""
+        found: dict[str, int] = {}
+        for name, position in mutation.sources:
+            arg = keywords.get(name)
+            if arg is None and 0 <= position < len(positional):
+                arg = positional[position]
+            passed = arg.value if arg is not None else None
+            if isinstance(passed, cst.Name) and passed.value in self.index_of:
+                found[passed.value] = self.index_of[passed.value]
         return tuple(found.items())
 
     def _passed_guard(
@@ -464,6 +484,8 @@ class _MutationFinder(Walker):
                     element=element,
                     key=key,
                     fresh_element=False,
+                    sources=self._passed_sources(mutation, positional, keywords),
+                    copies_itself=mutation.copies_itself or name in self.copied,
                     through=mutation.through or callee,
                     # another file's function: its write is this file's call to it
                     node=node if mutation.origin else mutation.node,

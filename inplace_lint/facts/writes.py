@@ -44,6 +44,7 @@ class Writes(AnalyzerBase):
         stmt: cst.CSTNode | None = None,
         values_kept: bool = False,
         nested: bool = False,
+        copies_itself: bool = False,
     ) -> Write | None:
         """Record an in-place write to every group in ``values``. While a sandbox computes a
         helper's result only what the written tensors now depend on changes (``acc +=
@@ -86,6 +87,9 @@ class Writes(AnalyzerBase):
         if self._loops:
             pending.loops = tuple(frame.key for frame in self._loops)
         if via_call is not None:
+            # a helper that copies the argument itself where it must not write it (``if
+            # needs_raw: logits = logits.clone()``) leaves the caller's later reads alone
+            filling = filling or copies_itself
             self._pending_call_write(pending, tensors, via_call, returned, side_effect, filling)
             return write
         if isinstance(node, cst.Call) and written_name is not None:
