@@ -1,10 +1,9 @@
 """Facts that change what a tensor or module needs after it was made: ``detach_()`` and
 ``requires_grad_(False)`` on a tensor, ``module.requires_grad_(False)`` on a module, a helper
 that makes its parameter a leaf before differentiating against it, an alias that keeps the
-branch arms its tensors came from, and a helper's write whose values come from another
-argument, and a helper that copies its argument itself on one arm. Reduced from untuned runs
-16, 18 and 19 and round 23. Every program is run with
-torch.
+branch arms its tensors came from, a helper's write whose values come from another argument,
+and a helper that copies its argument itself on one arm. Reduced from untuned runs 16, 18 and
+19 and round 23. Every program is run with torch.
 """
 
 from __future__ import annotations
