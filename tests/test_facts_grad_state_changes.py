@@ -188,3 +188,46 @@ def test_a_helper_that_copies_the_argument_itself_on_one_arm_decides_for_its_cal
     assert codes(copied) == []
     assert codes(SAMPLER.format(copy="pass")) == [(6, "IPL004")]
     run(copied)
+
+
+NO_GRAD_SAMPLE = """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear1 = nn.Linear(4, 4)
+        self.linear2 = nn.Linear(4, 2)
+
+    def sample(self, state):
+        return torch.tanh(self.linear2(torch.relu(self.linear1(state))))
+
+
+class Agent:
+    def __init__(self):
+        self.policy = Policy()
+        self.critic = nn.Linear(2, 1)
+        self.optim = torch.optim.SGD(self.policy.parameters(), lr=0.1)
+
+    def update(self, state):
+        {mode}
+            target = self.policy.sample(state)
+        q_loss = (self.critic(torch.randn(3, 2)) - target.sum(1, keepdim=True)).pow(2).mean()
+        pi_loss = self.policy.sample(state).sum()
+        pi_loss.backward()
+        self.optim.step()
+        q_loss.backward()
+
+
+Agent().update(torch.randn(3, 4))
+"""
+
+
+def test_a_module_method_called_under_no_grad_saves_nothing_for_later_backwards() -> None:
+    safe = NO_GRAD_SAMPLE.format(mode="with torch.no_grad():")
+    hazard = NO_GRAD_SAMPLE.format(mode="if True:")
+    assert codes(safe) == []
+    assert codes(hazard) == [(28, "IPL001")]
+    behave(hazard, safe)

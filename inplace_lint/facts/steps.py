@@ -349,6 +349,8 @@ class Steps(AnalyzerBase):
         known = self.returned_saves.get((class_name, method))
         if known is None:
             return None
+        if self.scope.no_grad:  # ``with torch.no_grad(): policy.sample(s)``: no graph
+            known = [[] for _ in known]
         cls = self.classes.get(class_name)
         parts: list[Value] = []
         for records in known:
