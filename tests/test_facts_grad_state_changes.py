@@ -231,3 +231,24 @@ def test_a_module_method_called_under_no_grad_saves_nothing_for_later_backwards(
     assert codes(safe) == []
     assert codes(hazard) == [(28, "IPL001")]
     behave(hazard, safe)
+
+
+TRAINING_COPY = """
+import torch
+import torch.nn as nn
+
+
+class DeepFilter(nn.Module):
+    def forward(self, spec, coefs):
+        spec_f = (spec[..., :2] * coefs).sum(-1, keepdim=True)
+        {copy}
+        spec[..., :1] = spec_f
+        return spec
+"""
+
+
+def test_a_forward_that_copies_its_input_when_training_writes_it_only_in_eval() -> None:
+    copied = TRAINING_COPY.format(copy="if self.training:\n            spec = spec.clone()")
+    assert codes(copied) == []
+    assert codes(TRAINING_COPY.format(copy="pass")) == [(10, "IPL001")]
+    run(copied + "\nDeepFilter().eval()(torch.randn(3, 4), torch.randn(3, 2))\n")

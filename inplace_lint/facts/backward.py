@@ -187,6 +187,10 @@ class Backward(AnalyzerBase):
                 # made the update): only a caller differentiating the same graph again would
                 # meet it (issue 18)
                 continue
+            if node is None and write.name and self._copies_itself(write.name):
+                # ``if self.training: spec = spec.clone()``: the function writes its input
+                # only on the arm where it decided no caller differentiates it
+                continue
             self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
         if node is not None:
             scope.differentiated |= {r.id for r in records}
