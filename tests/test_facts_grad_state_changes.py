@@ -252,3 +252,22 @@ def test_a_forward_that_copies_its_input_when_training_writes_it_only_in_eval() 
     assert codes(copied) == []
     assert codes(TRAINING_COPY.format(copy="pass")) == [(10, "IPL001")]
     run(copied + "\nDeepFilter().eval()(torch.randn(3, 4), torch.randn(3, 2))\n")
+
+
+CAST = """
+import torch
+
+
+def keypoints(a, b, mask):
+    w = a / (b + 1e-4)
+    w_long = w.{cast}()
+    w_long[~mask] = 0
+    return w_long, w
+"""
+
+
+def test_a_cast_to_another_kind_of_dtype_is_a_copy() -> None:
+    # ``(a / b).long()`` is always a copy: writing it leaves ``w`` alone (kornia's LoFTR)
+    source = CAST.format(cast="long")
+    assert codes(source) == []
+    run(source + "\nkeypoints(torch.randn(3), torch.rand(3), torch.rand(3) > 0.5)\n")

@@ -605,6 +605,8 @@ class Expressions(AnalyzerBase):
         )
         for value in lt + rt:
             result.hist |= value.hist
+        if isinstance(operator, cst.Divide):
+            result.dtype = "float"  # true division of tensors gives a floating tensor
         op = _BINARY_OPS.get(type(operator))
         info = self.table.functions.get(f"torch.{op}") if op else None
         if info is not None and len(info.params) >= 2:

@@ -176,6 +176,8 @@ class Value:
     #: the whole result of such an op (the tuple of its views, not one of them)
     several: bool = False
     soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
+    #: the dtype's category where known: "float", "int" or "bool" (``a / b`` is "float")
+    dtype: str = ""
     #: the index texts of the basic subscript that made this view of a value that is no
     #: view itself (``e[:, 0]``: ``(":", "0")``), to tell views of one base apart
     index: tuple[str, ...] | None = None

@@ -528,6 +528,7 @@ class AnalyzerBase:
             via_data=value.via_data,
             via_detach=value.via_detach,
             multi_view=value.multi_view,
+            dtype=value.dtype,
         )
         view.hist = set(value.hist)
         return view

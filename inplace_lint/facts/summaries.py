@@ -372,10 +372,10 @@ class _MutationFinder(Walker):
         of an assignment, the operands of an in-place call."""
         if isinstance(node, cst.Assign | cst.AugAssign):
             parts: list[cst.CSTNode] = [node.value]
-        elif isinstance(node, cst.Call):
-            parts = [arg.value for arg in node.args]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            parts = [arg.value for arg in node.args]  # ``x.copy_(src)``, ``x.add_(y)``
         else:
-            return ()
+            return ()  # ``torch.lt(a, b, out=x)``: often no differentiable value at all
         found: dict[str, int] = {}
         for part in parts:
             for sub in walk(part):

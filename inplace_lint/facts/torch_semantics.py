@@ -104,16 +104,24 @@ class TorchSemantics(AnalyzerBase):
         if self.table.is_inplace_method(method):
             return self._inplace_method(node, func, method, receiver, args)
         info = self.table.methods.get(method)
-        if info is not None and info.detached and method in self.table.receiver_methods:
+        if info is not None and info.detached and method == "detach_":
             for value in receiver:  # ``pos.detach_()``: the tensor itself leaves the graph
                 _drop_grad(value)
                 value.hist.clear()  # a leaf now, whatever graph it came from
             return receiver
         if method in maybe_self_methods():  # returns self only sometimes: a soft alias
+            cast = _CASTS.get(method, "")
+            tensors = [v for v in receiver if v.kind is Kind.TENSOR]
+            if cast and tensors and all(v.dtype and v.dtype != cast for v in tensors):
+                # ``(a / b).long()``: a conversion to another kind of dtype always copies
+                copy = self._unknown(inputs=receiver, sure=True)
+                copy.grad, copy.dtype = self._grad_of(receiver), cast
+                return [copy]
             out = [self._view(v) for v in receiver]
             for view, base in zip(out, receiver, strict=True):
                 view.soft_of = base.soft_of or base.id
                 view.view = base.view
+                view.dtype = cast or base.dtype
             return out
         if method in self.table.view_methods:
             return self._method_views(method, info, receiver)
@@ -592,3 +600,11 @@ def _drop_grad(value: Value) -> None:
     if value.leaf:
         value.leaf = False
         value.group.leaf = False
+
+
+#: dtype conversion methods, by the category of dtype they give
+_CASTS = {
+    **dict.fromkeys(("float", "double", "half", "bfloat16"), "float"),
+    **dict.fromkeys(("long", "int", "short", "char", "byte"), "int"),
+    "bool": "bool",
+}
