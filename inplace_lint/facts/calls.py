@@ -41,7 +41,7 @@ from inplace_lint.facts.ops import (
 from inplace_lint.facts.passed import _passed_function, _shadowed
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import Mutation, destination
-from inplace_lint.facts.summary_calls import described, names_argument, source_values
+from inplace_lint.facts.summary_calls import described, names_argument
 from inplace_lint.facts.summary_guards import guard_holds
 from inplace_lint.facts.syntax import (
     _is_static,
@@ -301,9 +301,6 @@ class Calls(AnalyzerBase):
                         )
                     ),
                     stmt=None if foreign else mutation.stmt,
-                    # ``set_diag(x, d)``: the written tensor now depends on what the
-                    # arguments its new values are computed from saved
-                    extra=source_values(mutation, positional, keywords),
                     copies_itself=mutation.copies_itself,
                     # another file's helper: judged only where a caller here is harmed
                     nested=(bool(mutation.through) and mutation.through != callee)

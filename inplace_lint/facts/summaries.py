@@ -29,7 +29,7 @@ from inplace_lint.facts.syntax import (
     is_none,
 )
 from inplace_lint.facts.type_tests import type_arms
-from inplace_lint.facts.walk import Walker, own_nodes, walk
+from inplace_lint.facts.walk import Walker, own_nodes
 
 
 @dataclass
@@ -127,9 +127,6 @@ class Mutation:
     #: where the function is defined, when that is another file of the run (project mode):
     #: the write is then reported at the call, in the caller's file
     origin: str = ""
-    #: the other parameters the written value is computed from (``x[i] = new_diag``):
-    #: (name, position) each; what they saved flows into the written tensor
-    sources: tuple[tuple[str, int], ...] = ()
     #: the function replaces the parameter by a copy of itself on one arm of a branch
     #: (``conditionally_copied``): it decides itself when the caller's tensor may change
     copies_itself: bool = False
@@ -363,42 +360,8 @@ class _MutationFinder(Walker):
                 element=element,
                 fresh_element=fresh,
                 key=key,
-                sources=self._sources(node, name),
                 copies_itself=name in self.copied,
             )
-
-    def _sources(self, node: cst.CSTNode, written: str) -> tuple[tuple[str, int], ...]:
-        """The parameters other than ``written`` that the write's value reads: the right side
-        of an assignment, the operands of an in-place call."""
-        if isinstance(node, cst.Assign | cst.AugAssign):
-            parts: list[cst.CSTNode] = [node.value]
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            parts = [arg.value for arg in node.args]  # ``x.copy_(src)``, ``x.add_(y)``
-        else:
-            return ()  # ``torch.lt(a, b, out=x)``: often no differentiable value at all
-        found: dict[str, int] = {}
-        for part in parts:
-            for sub in walk(part):
-                if not isinstance(sub, cst.Name):
-                    continue
-                param = self.alias_of.get(sub.value, sub.value)
-                if param != written and param in self.index_of:
-                    found[param] = self.index_of[param]
-        return tuple(found.items())
-
-    def _passed_sources(
-        self, mutation: Mutation, positional: list[cst.Arg], keywords: dict[str, cst.Arg]
-    ) -> tuple[tuple[str, int], ...]:
-        """A callee's write sources, as this function's parameters passed for them."""
-        found: dict[str, int] = {}
-        for name, position in mutation.sources:
-            arg = keywords.get(name)
-            if arg is None and 0 <= position < len(positional):
-                arg = positional[position]
-            passed = arg.value if arg is not None else None
-            if isinstance(passed, cst.Name) and passed.value in self.index_of:
-                found[passed.value] = self.index_of[passed.value]
-        return tuple(found.items())
 
     def _passed_guard(
         self, mutation: Mutation, positional: list[cst.Arg], keywords: dict[str, cst.Arg]
@@ -484,7 +447,6 @@ class _MutationFinder(Walker):
                     element=element,
                     key=key,
                     fresh_element=False,
-                    sources=self._passed_sources(mutation, positional, keywords),
                     copies_itself=mutation.copies_itself or name in self.copied,
                     through=mutation.through or callee,
                     # another file's function: its write is this file's call to it
