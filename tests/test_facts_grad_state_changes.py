@@ -244,3 +244,30 @@ def test_a_cast_to_another_kind_of_dtype_is_a_copy() -> None:
     source = CAST.format(cast="long")
     assert codes(source) == []
     run(source + "\nkeypoints(torch.randn(3), torch.rand(3), torch.rand(3) > 0.5)\n")
+
+
+CODEBOOK = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Codebook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Parameter(torch.randn(4, 3))
+
+    def forward(self, x):
+        dist = x @ self.embed.t()
+        {pick}
+        self.embed.data.mul_(0.9)
+        return q
+"""
+
+
+def test_an_index_picked_by_argmax_carries_no_graph_of_what_it_was_picked_from() -> None:
+    picked = CODEBOOK.format(pick="q = F.embedding(dist.argmax(-1), self.embed)")
+    blended = CODEBOOK.format(pick="q = dist.softmax(-1) @ self.embed")
+    assert codes(picked) == []
+    assert [code for _, code in codes(blended)] == ["IPL007"]
+    run(picked + "\nCodebook()(torch.randn(2, 3)).sum().backward()\n")

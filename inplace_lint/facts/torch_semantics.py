@@ -131,6 +131,8 @@ class TorchSemantics(AnalyzerBase):
             inputs=inputs, sure=info is not None or any(v.sure for v in receiver)
         )
         result.grad = 0 if info is not None and info.detached else self._grad_of(inputs)
+        if info is not None and info.detached:
+            result.hist = set()  # ``argmax``, ``eq``: no graph, so no saved tensor behind it
         if info is not None:
             if info.view:
                 return [self._view(v) for v in receiver]
@@ -422,6 +424,8 @@ class TorchSemantics(AnalyzerBase):
             return first
         result = self._unknown(inputs=inputs, sure=True)
         result.grad = 0 if info is not None and info.detached else self._grad_of(inputs)
+        if info is not None and info.detached:
+            result.hist = set()  # ``argmax``, ``eq``: no graph, so no saved tensor behind it
         if (
             "adaptive_avg_pool" in qualified
             and len(node.args) > 1
