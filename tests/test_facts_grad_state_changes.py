@@ -271,3 +271,38 @@ def test_an_index_picked_by_argmax_carries_no_graph_of_what_it_was_picked_from()
     assert codes(picked) == []
     assert [code for _, code in codes(blended)] == ["IPL007"]
     run(picked + "\nCodebook()(torch.randn(2, 3)).sum().backward()\n")
+
+
+NUMBA = """
+import numpy as np
+import scipy.sparse as sp
+{decorator}
+
+
+{line}
+def dropedge_cosine(A, iA, jA, features, threshold):
+    removed_cnt = 0
+    for row in range(len(iA) - 1):
+        for i in range(iA[row], iA[row + 1]):
+            a, b = features[row], features[jA[i]]
+            C = (a * b).sum() / (np.sqrt(np.square(a).sum()) * np.sqrt(np.square(b).sum()) + 1e-8)
+            if C < threshold:
+                A[i] = 0
+                removed_cnt += 1
+    return removed_cnt
+
+
+class Jaccard:
+    def drop_dissimilar_edges(self, features, adj, threshold=0.1):
+        adj_triu = sp.triu(adj, format="csr")
+        removed_cnt = dropedge_cosine(
+            adj_triu.data, adj_triu.indptr, adj_triu.indices, features, threshold=threshold
+        )
+        modified_adj = adj_triu + adj_triu.transpose()
+        return modified_adj, removed_cnt
+"""
+
+
+def test_a_numba_compiled_function_writes_arrays_not_tensors() -> None:
+    compiled = NUMBA.format(decorator="from numba import njit", line="@njit")
+    assert codes(compiled) == []

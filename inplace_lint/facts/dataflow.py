@@ -30,6 +30,7 @@ from inplace_lint.facts.expressions import Expressions
 from inplace_lint.facts.foreign import Foreign
 from inplace_lint.facts.function_saves import FunctionSaves
 from inplace_lint.facts.heuristics import (
+    compiled_for_arrays,
     exempt_reason,
     runs_without_grad,
     state_update_name,
@@ -219,6 +220,8 @@ class Analyzer(
         return [node for node in self._defs if id(node) not in self._method_ids]
 
     def _run_function(self, func: cst.FunctionDef, cls: ClassFacts | None) -> None:
+        if compiled_for_arrays(func, self.imports):
+            return  # ``@numba.njit``: NumPy arrays only
         ctx = self._context(func, cls)
         params = [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]
         scope = self._run_scope(

@@ -199,6 +199,19 @@ def runs_without_grad(func: cst.FunctionDef, imports: ImportTable, modes: set[bo
     return no_grad_decorated(func, imports) or modes == {False}
 
 
+def compiled_for_arrays(func: cst.FunctionDef, imports: ImportTable) -> bool:
+    """``@numba.njit`` (any numba decorator): numba compiles the function for NumPy arrays
+    and scalars; it never receives a torch tensor, so its writes are no tensor writes."""
+    for deco in func.decorators:
+        target = deco.decorator
+        if isinstance(target, cst.Call):
+            target = target.func
+        qualified = imports.qualify(target) or ""
+        if qualified == "numba" or qualified.startswith("numba."):
+            return True
+    return False
+
+
 def no_grad_decorated(func: cst.FunctionDef, imports: ImportTable) -> bool:
     """``@torch.no_grad()`` (or another grad-off decorator) on ``func``."""
     for deco in func.decorators:

@@ -15,6 +15,7 @@ import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
 from inplace_lint.facts.conditions import _negated
+from inplace_lint.facts.heuristics import compiled_for_arrays
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.summary_guards import guard_holds, mark_guarded, opted_out
@@ -272,6 +273,8 @@ def summarize(
         params = params[1:]
     if not params or (callees is None and not may_write(own_nodes(func), table)):
         return []
+    if compiled_for_arrays(func, imports):
+        return []  # numba's: it writes NumPy arrays, never a caller's tensor
     finder = _MutationFinder(func, params, imports, table, callees)
     finder.run(func.body)
     gives, returned = returns(func)
