@@ -110,19 +110,7 @@ class TorchSemantics(AnalyzerBase):
                 value.hist.clear()  # a leaf now, whatever graph it came from
             return receiver
         if method in maybe_self_methods():  # returns self only sometimes: a soft alias
-            cast = _CASTS.get(method, "")
-            tensors = [v for v in receiver if v.kind is Kind.TENSOR]
-            if cast and tensors and all(v.dtype and v.dtype != cast for v in tensors):
-                # ``(a / b).long()``: a conversion to another kind of dtype always copies
-                copy = self._unknown(inputs=receiver, sure=True)
-                copy.grad, copy.dtype = self._grad_of(receiver), cast
-                return [copy]
-            out = [self._view(v) for v in receiver]
-            for view, base in zip(out, receiver, strict=True):
-                view.soft_of = base.soft_of or base.id
-                view.view = base.view
-                view.dtype = cast or base.dtype
-            return out
+            return self._maybe_self(method, receiver)
         if method in self.table.view_methods:
             return self._method_views(method, info, receiver)
         inputs = receiver + [v for _, _, vs in args for v in vs]
@@ -141,6 +129,22 @@ class TorchSemantics(AnalyzerBase):
             bound = self._bind_args(info, receiver, args)
             self._record_saves(info, bound, [result], node, method)
         return [result]
+
+    def _maybe_self(self, method: str, receiver: list[Value]) -> list[Value]:
+        """``x.float()``, ``x.to(...)``, ``x.contiguous()``: ``x`` itself or a copy (a soft
+        alias of it), except a cast to another kind of dtype than ``x``'s, which copies."""
+        cast = _CASTS.get(method, "")
+        tensors = [v for v in receiver if v.kind is Kind.TENSOR]
+        if cast and tensors and all(v.dtype and v.dtype != cast for v in tensors):
+            copy = self._unknown(inputs=receiver, sure=True)  # ``(a / b).long()``
+            copy.grad, copy.dtype = self._grad_of(receiver), cast
+            return [copy]
+        out = [self._view(v) for v in receiver]
+        for view, base in zip(out, receiver, strict=True):
+            view.soft_of = base.soft_of or base.id
+            view.view = base.view
+            view.dtype = cast or base.dtype
+        return out
 
     def _inplace_method(
         self,

@@ -87,9 +87,7 @@ class Writes(AnalyzerBase):
         if self._loops:
             pending.loops = tuple(frame.key for frame in self._loops)
         if via_call is not None:
-            # a helper that copies the argument itself where it must not write it (``if
-            # needs_raw: logits = logits.clone()``) leaves the caller's later reads alone
-            filling = filling or copies_itself
+            filling = filling or copies_itself  # it copies what it must not write: no stale read
             self._pending_call_write(pending, tensors, via_call, returned, side_effect, filling)
             return write
         if isinstance(node, cst.Call) and written_name is not None:
