@@ -1,0 +1,67 @@
+# label: safe no-twin
+# why: the proposed differentiable SGD writes the update as `params[i] = params[i] - d_p * lr`, an indexed copy into the model tensor whose new value is built out of place, so no multi-output unbind view is modified and nothing saved for backward is overwritten; the unrolled path differentiates.
+# source: https://github.com/pytorch/pytorch/pull/61252
+from typing import List, Optional
+
+import torch
+from torch import Tensor, autograd
+
+torch.manual_seed(0)
+
+
+def sgd(params: List[Tensor],
+        d_p_list: List[Tensor],
+        momentum_buffer_list: List[Optional[Tensor]],
+        *,
+        weight_decay: float,
+        momentum: float,
+        lr: float,
+        dampening: float,
+        nesterov: bool):
+    r"""Differentiable functional SGD (_differentiable.py)."""
+    for i in range(len(params)):
+        param = params[i]
+        d_p = d_p_list[i]
+        if weight_decay != 0:
+            d_p = d_p.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = torch.clone(d_p).detach()
+                momentum_buffer_list[i] = buf
+            else:
+                buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+            d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
+        params[i] = params[i] - d_p * lr
+
+
+class TestDifferentiableOptimizer:
+    def __init__(self, lr=0.01):
+        self.defaults = dict(lr=lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False)
+
+    def _call_functional_optimizer(self, opt, params, grads):
+        momentum_buffer_list = [None for _ in params]
+        opt(params, grads, momentum_buffer_list,
+            weight_decay=self.defaults['weight_decay'],
+            momentum=self.defaults['momentum'],
+            lr=self.defaults['lr'],
+            dampening=self.defaults['dampening'],
+            nesterov=self.defaults['nesterov'])
+
+    def inner_loop(self, model):
+        for epoch in range(10):
+            loss = model[0].exp().sum()
+            step, = autograd.grad(loss, model, create_graph=True)
+            self._call_functional_optimizer(sgd, model, step)
+        return model[0].sum()
+
+
+def main():
+    model = [torch.randn(2, 3, dtype=torch.double, requires_grad=True)]
+    test = TestDifferentiableOptimizer(lr=0.01)
+    out = test.inner_loop(model[0].clone())
+    meta_grad, = autograd.grad(out, model[0])
+    return meta_grad
+
+
+result = main()
