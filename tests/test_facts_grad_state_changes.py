@@ -306,3 +306,28 @@ class Jaccard:
 def test_a_numba_compiled_function_writes_arrays_not_tensors() -> None:
     compiled = NUMBA.format(decorator="from numba import njit", line="@njit")
     assert codes(compiled) == []
+
+
+LAST_STEP = """
+import torch
+
+
+def search(steps, n):
+    const = torch.ones(n)
+    upper_bound = torch.full((n,), 1e10)
+    for step in range(steps):
+        {test}
+            const = upper_bound
+        loss = (const * 2).sum()
+        const[0] *= 10
+    return const, loss
+"""
+
+
+def test_an_alias_made_on_the_last_iteration_only_meets_no_later_read() -> None:
+    for test in ("if step == steps - 1:", "if n > 1 and step == steps - 1:"):
+        source = LAST_STEP.format(test=test)
+        assert codes(source) == [], test
+        run(source + "\nsearch(3, 2)\n")
+    # any step may alias the bound: a later step's write reaches the alias's reads
+    assert codes(LAST_STEP.format(test="if step % 2 == 1:")) != []

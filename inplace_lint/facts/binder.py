@@ -21,6 +21,7 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.once_arms import loop_bound_names
 from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
     _is_static,
@@ -343,13 +344,14 @@ class Binder(AnalyzerBase):
         grad_off: tuple[bool, ...] = (),
         plain: tuple[frozenset[str], ...] = (),
         no_tensor: tuple[dict[str, bool], ...] = (),
+        once: tuple[int, int, bool] | None = None,
     ) -> None:
         """Each arm from the same environment, then the merge; ``condition``: an ``if``'s
         test (``conditions``), whose earlier arms' values a matching test rules out;
         ``grad_off``: the arms a test on torch's grad mode runs with grad off; ``plain``: per
         arm, the names whose tensors a ``requires_grad`` test says need no grad there;
         ``no_tensor``: per arm, the names a type test says hold no tensor there (true: a
-        container)."""
+        container); ``once``: the loop that takes arm 0 at most once, and the ``if``."""
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
@@ -361,6 +363,8 @@ class Binder(AnalyzerBase):
         branch = self._next()
         if condition is not None:
             self._conditions[branch] = condition
+        if once is not None:
+            self._once_branches[branch] = once
         newest: dict[str, int] = {}
         surviving: list[frozenset[str]] = []
         for arm, body in enumerate(bodies):
@@ -468,7 +472,8 @@ class Binder(AnalyzerBase):
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
         with self._loop_depth:
             passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH else 1
-            frame = _LoopFrame(key=self._next(), counters=counters, started=0)
+            bound = loop_bound_names(body) if counters else frozenset()
+            frame = _LoopFrame(key=self._next(), counters=counters, started=0, bound=bound)
             self._loops.append(frame)
             for _ in range(passes):
                 frame.started = self._next()

@@ -386,6 +386,8 @@ class Expressions(AnalyzerBase):
                 continue  # the write was meant for the view's base
             if pending.loops and self._other_iteration_element(pending, node):
                 continue
+            if pending.loops and self._apart_by_once_arm(pending, values):
+                continue
             if disjoint_indices(self._written_indices(pending), _read_indices(values, pending)):
                 continue  # ``s[:, i] = ...`` then ``next_word = s[:, i + 1]`` read
             matched.append(pending)
@@ -495,6 +497,27 @@ class Expressions(AnalyzerBase):
             mine == theirs and _mentions(part, counters)
             for mine, theirs, part in zip(read, written, subscript.slice, strict=True)
         )
+
+    def _apart_by_once_arm(self, pending: _Pending, values: list[Value]) -> bool:
+        """The write ran in an earlier iteration on an arm the loop takes at most once
+        (``if step == last:``), where the read's tensor reached it, and this read runs on
+        that arm again: the two never meet."""
+        common = [frame for frame in self._loops if frame.key in pending.loops]
+        if not common or pending.seq >= common[-1].started:
+            return False
+        once = self._once_branches
+        here = {once[b][:2] for b, arm in self._path if arm == 0 and b in once}
+        write, checked = pending.write, False
+        for value in values:
+            if value.group.id not in pending.groups:
+                continue
+            path = value.group.write_paths.get(id(write), write.path)
+            arms = [once[b] for b, arm in path if arm == 0 and b in once]
+            last = any(loop == common[-1].key and only_last for loop, _, only_last in arms)
+            if not last and not any(arm[:2] in here for arm in arms):
+                return False  # no last-iteration arm, nor the once-only arm this read is on
+            checked = True
+        return checked
 
     def _eval_attribute(self, node: cst.Attribute) -> list[Value]:
         attr = node.attr.value

@@ -79,6 +79,8 @@ class _LoopFrame:
     key: int
     counters: frozenset[str]
     started: int  # the sequence number at which the current pass began
+    #: the names the loop body binds (``once_arms``: what a once-only test may not mention)
+    bound: frozenset[str] = frozenset()
     #: what arms that ``continue`` put into containers: (container, element, when), seen by
     #: the next iteration and after the loop, not by the rest of this one
     deferred: list[tuple[Value, Value, int]] = field(default_factory=list)
@@ -367,6 +369,10 @@ class AnalyzerBase:
         call, and what each function's lists hold (the last two on first use)."""
         #: branch id -> its condition (``conditions.condition_key``) and arm 0's outcome
         self._conditions: dict[int, tuple[Key, bool]] = {}
+        #: branch id -> (loop key, id of the ``if``, last iteration only) for a branch the
+        #: loop takes at most once; the ``for`` statements being analysed, innermost last
+        self._once_branches: dict[int, tuple[int, int, bool]] = {}
+        self._for_statements: list[cst.For] = []
         #: value id -> the conditional expression arm that chose it (``a if c else b``)
         self._chosen: dict[int, tuple[tuple[int, int], ...]] = {}
         #: call id -> the function whose own code holds the call

@@ -17,6 +17,7 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.model import MAX_HELD, Kind, Value, new_value, slot_positions
 from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.once_arms import at_most_once, last_iteration
 from inplace_lint.facts.op_extras import (
     _AUG_METHOD,
     _ENABLE_GRAD,
@@ -109,6 +110,7 @@ class Statements(AnalyzerBase):
                 grad_off=grad_off_arms(stmt.test, self.imports.qualify),
                 plain=plain_arms(stmt.test),
                 no_tensor=type_arms(stmt.test, self._container_predicates, self.imports.qualify),
+                once=self._once_if(stmt),
             )
         elif isinstance(stmt, cst.For):
             scope.stmt = stmt
@@ -137,7 +139,24 @@ class Statements(AnalyzerBase):
         elif isinstance(stmt, cst.FunctionDef | cst.ClassDef):
             self._bind(stmt.name.value, [new_value(Kind.OTHER, stmt.name.value, origin="def")])
 
+    def _once_if(self, stmt: cst.If) -> tuple[int, int, bool] | None:
+        """``if step == k:`` in ``for step in range(...)``: the loop, the ``if``, and whether
+        the arm runs in the loop's last iteration only (``k`` is the range's stop - 1)."""
+        frame = self._loops[-1] if self._loops else None
+        if frame is None or not at_most_once(stmt.test, frame.counters, frame.bound):
+            return None
+        loop = self._for_statements[-1] if self._for_statements else None
+        last = loop is not None and last_iteration(stmt.test, loop, self.module.code_for_node)
+        return (frame.key, id(stmt), last)
+
     def _for(self, stmt: cst.For) -> None:
+        self._for_statements.append(stmt)
+        try:
+            self._for_loop(stmt)
+        finally:
+            self._for_statements.pop()
+
+    def _for_loop(self, stmt: cst.For) -> None:
         zipped = self._zipped(stmt)
         counters = _counters(stmt)
         once = runs_at_least_once(stmt.iter)
