@@ -331,3 +331,39 @@ def test_an_alias_made_on_the_last_iteration_only_meets_no_later_read() -> None:
         run(source + "\nsearch(3, 2)\n")
     # any step may alias the bound: a later step's write reaches the alias's reads
     assert codes(LAST_STEP.format(test="if step % 2 == 1:")) != []
+
+
+SPLIT = """
+import torch
+
+
+def qdq(weight, scale):
+    weight.div_(scale).round_()
+    return weight
+
+
+def quant_tensor(weight, group_size, split):
+    weight1 = weight[:, :split]{reshape}
+    weight1 = qdq(weight1, 0.5)
+    weight2 = weight[:, {read}]
+    return weight1, weight2.sum()
+"""
+
+
+def test_a_helper_write_to_some_columns_leaves_the_other_columns_to_read() -> None:
+    for reshape in ("", ".reshape(-1, 2)"):
+        # the untouched columns are read: no stale read (the helper's own write may still be
+        # reported for want of a caller of ``quant_tensor``)
+        disjoint = SPLIT.format(reshape=reshape, read="split:")
+        assert not any("reads" in message for message in _messages(disjoint)), reshape
+        overlapping = SPLIT.format(reshape=reshape, read=":split + 1")
+        assert any("reads" in message for message in _messages(overlapping)), reshape
+    run(SPLIT.format(reshape="", read="split:") + "\nquant_tensor(torch.randn(2, 4), 2, 2)\n")
+
+
+def _messages(source: str) -> list[str]:
+    from inplace_lint.checks import all_rules
+    from inplace_lint.engine import lint_source
+
+    every = frozenset(rule.code for rule in all_rules())
+    return [f.message for f in lint_source(source, "t.py", every)]

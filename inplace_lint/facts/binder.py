@@ -472,7 +472,7 @@ class Binder(AnalyzerBase):
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
         with self._loop_depth:
             passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH else 1
-            bound = loop_bound_names(body) if counters else frozenset()
+            bound = loop_bound_names(body)
             frame = _LoopFrame(key=self._next(), counters=counters, started=0, bound=bound)
             self._loops.append(frame)
             for _ in range(passes):

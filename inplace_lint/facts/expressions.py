@@ -5,6 +5,7 @@ A read of a name is where stale reads and uses of hidden writes are noticed (:me
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -388,7 +389,9 @@ class Expressions(AnalyzerBase):
                 continue
             if pending.loops and self._apart_by_once_arm(pending, values):
                 continue
-            if disjoint_indices(self._written_indices(pending), _read_indices(values, pending)):
+            read = _read_indices(values, pending, self._read_texts(node))
+            written = self._written_indices(pending)
+            if disjoint_indices(written, read) and not self._indices_moved(pending, written, read):
                 continue  # ``s[:, i] = ...`` then ``next_word = s[:, i + 1]`` read
             matched.append(pending)
         if matched:
@@ -497,6 +500,26 @@ class Expressions(AnalyzerBase):
             mine == theirs and _mentions(part, counters)
             for mine, theirs, part in zip(read, written, subscript.slice, strict=True)
         )
+
+    def _indices_moved(
+        self, pending: _Pending, written: list[Located] | None, read: list[Located] | None
+    ) -> bool:
+        """The write ran in an earlier iteration of a loop around this read, and an index
+        names something that loop rebinds (``buf[:, c]`` then ``buf[:, c - 1]`` a step
+        later): the texts no longer say which elements they are."""
+        texts = " ".join(t for _, index in (*(written or ()), *(read or ())) for t in index)
+        names = set(_NAME.findall(texts))
+        return any(
+            frame.key in pending.loops
+            and pending.seq < frame.started
+            and names & (frame.bound | frame.counters)
+            for frame in self._loops
+        )
+
+    def _read_texts(self, node: cst.CSTNode) -> tuple[str, ...] | None:
+        """The index texts of the subscript this name read is the base of (``w[:, n:]``)."""
+        subscript = self._subscript_of.get(id(node))
+        return _subscript_texts(self.module, subscript) if subscript is not None else None
 
     def _apart_by_once_arm(self, pending: _Pending, values: list[Value]) -> bool:
         """The write ran in an earlier iteration on an arm the loop takes at most once
@@ -675,14 +698,21 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _read_indices(values: list[Value], pending: _Pending) -> list[Located] | None:
-    """The index of each view a read takes of the written storage, with its group; None
-    where one is not a view made by a known basic index."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def _read_indices(
+    values: list[Value], pending: _Pending, texts: tuple[str, ...] | None
+) -> list[Located] | None:
+    """The index of each view a read takes of the written storage, with its group (for a
+    tensor that is no view, the index this read takes of it, ``texts``: ``w[:, n:]``); None
+    where one is not known."""
     found: list[Located] = []
     for value in values:
         if value.group.id not in pending.groups:
             continue
-        if value.index is None:
+        index = value.index if value.index is not None else None if value.view else texts
+        if index is None:
             return None
-        found.append((value.group.id, value.index))
+        found.append((value.group.id, index))
     return found

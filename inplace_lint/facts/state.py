@@ -535,6 +535,9 @@ class AnalyzerBase:
             via_detach=value.via_detach,
             multi_view=value.multi_view,
             dtype=value.dtype,
+            # a view of ``w[:, :n]`` covers no element outside it: the base view's index
+            # still bounds what it writes or reads (``w[:, :n].reshape(-1, g)``)
+            index=value.index,
         )
         view.hist = set(value.hist)
         return view
