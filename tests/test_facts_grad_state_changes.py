@@ -231,19 +231,26 @@ CAST = """
 import torch
 
 
-def keypoints(a, b, mask):
-    w = a / (b + 1e-4)
-    w_long = w.{cast}()
-    w_long[~mask] = 0
-    return w_long, w
+def labels(x):
+    p = x / 0.5
+    s = p.sin()
+    idx = p.{cast}()
+    idx[idx > 1] = 1
+    return s.sum(), idx
+
+
+loss, idx = labels(torch.randn(4, requires_grad=True))
+loss.backward()
 """
 
 
 def test_a_cast_to_another_kind_of_dtype_is_a_copy() -> None:
-    # ``(a / b).long()`` is always a copy: writing it leaves ``w`` alone (kornia's LoFTR)
-    source = CAST.format(cast="long")
-    assert codes(source) == []
-    run(source + "\nkeypoints(torch.randn(3), torch.rand(3), torch.rand(3) > 0.5)\n")
+    # ``(x / 0.5).long()`` is always a copy: writing it leaves what ``sin`` saved alone
+    copied = CAST.format(cast="long")
+    assert codes(copied) == []
+    # ``.float()`` of a floating tensor may be the tensor itself: the write may reach it
+    assert [code for _, code in codes(CAST.format(cast="float"))] == ["IPL001"]
+    run(copied)
 
 
 CODEBOOK = """
