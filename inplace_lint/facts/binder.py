@@ -21,7 +21,6 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
-from inplace_lint.facts.once_arms import loop_bound_names
 from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
     _is_static,
@@ -472,8 +471,7 @@ class Binder(AnalyzerBase):
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
         with self._loop_depth:
             passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH else 1
-            bound = loop_bound_names(body)
-            frame = _LoopFrame(key=self._next(), counters=counters, started=0, bound=bound)
+            frame = _LoopFrame(key=self._next(), counters=counters, started=0, body=body)
             self._loops.append(frame)
             for _ in range(passes):
                 frame.started = self._next()

@@ -26,7 +26,7 @@ from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import (
     METADATA_ATTRIBUTES,
 )
-from inplace_lint.facts.state import AnalyzerBase, _Scope
+from inplace_lint.facts.state import AnalyzerBase, _LoopFrame, _Scope
 from inplace_lint.facts.syntax import (
     _BINARY_OPS,
     _LITERALS,
@@ -478,6 +478,14 @@ class Expressions(AnalyzerBase):
                 return None
         return found
 
+    def _iteration_frame(self, pending: _Pending) -> _LoopFrame | None:
+        """The innermost loop around both the write and this read, when the write ran in an
+        earlier iteration of it (None when it ran earlier in this same iteration)."""
+        common = [frame for frame in self._loops if frame.key in pending.loops]
+        if not common or pending.seq >= common[-1].started:
+            return None
+        return common[-1]
+
     def _other_iteration_element(self, pending: _Pending, node: cst.CSTNode) -> bool:
         """The write ran in an earlier iteration of a loop, at an index built from that loop's
         counter, and this read indexes by the same expression: another element.
@@ -488,14 +496,14 @@ class Expressions(AnalyzerBase):
         subscript = self._subscript_of.get(id(node))
         if subscript is None:
             return False
-        common = [frame for frame in self._loops if frame.key in pending.loops]
-        if not common or pending.seq >= common[-1].started or not common[-1].counters:
-            return False  # the write ran earlier in this same iteration
+        frame = self._iteration_frame(pending)
+        if frame is None or not frame.counters:
+            return False
         written = _index_texts(self.module, pending.target_node, self.table)
         read = _subscript_texts(self.module, subscript)
         if written is None or len(read) != len(written):
             return False
-        counters = common[-1].counters
+        counters = frame.counters
         return any(
             mine == theirs and _mentions(part, counters)
             for mine, theirs, part in zip(read, written, subscript.slice, strict=True)
@@ -525,8 +533,8 @@ class Expressions(AnalyzerBase):
         """The write ran in an earlier iteration on an arm the loop takes at most once
         (``if step == last:``), where the read's tensor reached it, and this read runs on
         that arm again: the two never meet."""
-        common = [frame for frame in self._loops if frame.key in pending.loops]
-        if not common or pending.seq >= common[-1].started:
+        frame = self._iteration_frame(pending)
+        if frame is None:
             return False
         once = self._once_branches
         here = {once[b][:2] for b, arm in self._path if arm == 0 and b in once}
@@ -536,7 +544,7 @@ class Expressions(AnalyzerBase):
                 continue
             path = value.group.write_paths.get(id(write), write.path)
             arms = [once[b] for b, arm in path if arm == 0 and b in once]
-            last = any(loop == common[-1].key and only_last for loop, _, only_last in arms)
+            last = any(loop == frame.key and only_last for loop, _, only_last in arms)
             if not last and not any(arm[:2] in here for arm in arms):
                 return False  # no last-iteration arm, nor the once-only arm this read is on
             checked = True

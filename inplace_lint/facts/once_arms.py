@@ -11,7 +11,7 @@ binds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -36,42 +36,46 @@ def last_iteration(
 ) -> bool:
     """``test`` (or one operand of its ``and``) is ``counter == stop - 1`` for the loop
     ``for counter in range([start, ]stop)``: it holds in the loop's last iteration only."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return last_iteration(test.left, loop, code) or last_iteration(test.right, loop, code)
-    call = loop.iter
+    call, target = loop.iter, loop.target
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
         return False
     if call.func.value != "range" or not 1 <= len(call.args) <= 2:
         return False
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = loop.target
-    if not isinstance(target, cst.Name) or not isinstance(test.comparisons[0].operator, cst.Equal):
+    if not isinstance(target, cst.Name):
         return False
     stop = "".join(code(call.args[-1].value).split()) + "-1"
-    left, right = test.left, test.comparisons[0].comparator
-    for counter, other in ((left, right), (right, left)):
-        named = isinstance(counter, cst.Name) and counter.value == target.value
-        if named and "".join(code(other).split()) == stop:
-            return True
-    return False
+    return any(
+        counter.value == target.value and "".join(code(other).split()) == stop
+        for counter, other in _counter_equalities(test)
+    )
 
 
 def at_most_once(test: cst.BaseExpression, counters: frozenset[str], bound: frozenset[str]) -> bool:
     """``test`` compares a counter of the loop with a value fixed while it runs (alone or as
     one operand of ``and``)."""
+    return any(
+        counter.value in counters and _fixed(other, bound)
+        for counter, other in _counter_equalities(test)
+    )
+
+
+def _counter_equalities(
+    test: cst.BaseExpression,
+) -> Iterator[tuple[cst.Name, cst.BaseExpression]]:
+    """(name, other side) of each ``name == other`` or ``other == name`` that ``test`` is, or
+    that is an operand of its ``and``s: the candidates for a counter test."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return at_most_once(test.left, counters, bound) or at_most_once(test.right, counters, bound)
+        yield from _counter_equalities(test.left)
+        yield from _counter_equalities(test.right)
+        return
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if not isinstance(target.operator, cst.Equal):
-        return False
-    left, right = test.left, target.comparator
+        return
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return
+    left, right = test.left, test.comparisons[0].comparator
     for counter, other in ((left, right), (right, left)):
-        if isinstance(counter, cst.Name) and counter.value in counters and _fixed(other, bound):
-            return True
-    return False
+        if isinstance(counter, cst.Name):
+            yield counter, other
 
 
 def _fixed(expr: cst.BaseExpression, bound: frozenset[str]) -> bool:

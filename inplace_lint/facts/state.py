@@ -12,7 +12,7 @@ import contextlib
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +50,7 @@ from inplace_lint.facts.model import (
     new_value,
 )
 from inplace_lint.facts.names import ImportTable
+from inplace_lint.facts.once_arms import loop_bound_names
 from inplace_lint.facts.ops import (
     OpTable,
     load_table,
@@ -79,11 +80,16 @@ class _LoopFrame:
     key: int
     counters: frozenset[str]
     started: int  # the sequence number at which the current pass began
-    #: the names the loop body binds (``once_arms``: what a once-only test may not mention)
-    bound: frozenset[str] = frozenset()
+    body: Sequence[cst.CSTNode] = ()
     #: what arms that ``continue`` put into containers: (container, element, when), seen by
     #: the next iteration and after the loop, not by the rest of this one
     deferred: list[tuple[Value, Value, int]] = field(default_factory=list)
+
+    @functools.cached_property
+    def bound(self) -> frozenset[str]:
+        """The names the body binds (what a once-only test, or an index trusted across
+        iterations, may not mention), read on first use only."""
+        return loop_bound_names(self.body)
 
 
 @dataclass

@@ -7,6 +7,7 @@ machinery can tell whether the caller is harmed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -305,7 +306,6 @@ class _MutationFinder(Walker):
         self.imports = imports
         self.table = table
         self.index_of = {name: i for i, name in enumerate(params)}
-        self.copied = conditionally_copied(func, imports)
         self.guarded: dict[int, tuple[str, bool, bool]] = {}
         self.defaults = {
             p.name.value: literal_bool(p.default)
@@ -365,6 +365,12 @@ class _MutationFinder(Walker):
                 key=key,
                 copies_itself=name in self.copied,
             )
+
+    @functools.cached_property
+    def copied(self) -> frozenset[str]:
+        """The parameters the function copies itself on one arm (``conditionally_copied``),
+        read when the first write to a parameter is found."""
+        return conditionally_copied(self.func, self.imports)
 
     def _passed_guard(
         self, mutation: Mutation, positional: list[cst.Arg], keywords: dict[str, cst.Arg]

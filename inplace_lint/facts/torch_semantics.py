@@ -103,14 +103,14 @@ class TorchSemantics(AnalyzerBase):
             return [value]
         if self.table.is_inplace_method(method):
             return self._inplace_method(node, func, method, receiver, args)
-        info = self.table.methods.get(method)
-        if info is not None and info.detached and method == "detach_":
+        if method == "detach_":
             for value in receiver:  # ``pos.detach_()``: the tensor itself leaves the graph
                 _drop_grad(value)
                 value.hist.clear()  # a leaf now, whatever graph it came from
             return receiver
         if method in maybe_self_methods():  # returns self only sometimes: a soft alias
             return self._maybe_self(method, receiver)
+        info = self.table.methods.get(method)
         if method in self.table.view_methods:
             return self._method_views(method, info, receiver)
         inputs = receiver + [v for _, _, vs in args for v in vs]
