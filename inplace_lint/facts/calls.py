@@ -691,7 +691,9 @@ class Calls(AnalyzerBase):
             result.hist.add(record)
         if spec.saves_input:
             for value in tensors:
-                self._save(value, label, node, "input", [result])
+                others = [t for t in tensors if t is not value]
+                own = not spec.has_parameters and self._grad_of(others) < 2
+                self._save(value, label, node, "input", [result], own=own)
         if spec.saved_outputs:  # ``out, (h, c) = lstm(x)``: a tuple, ``out`` saved
             return [self._saved_tuple(spec, result, label, node)]
         self._module_result_saves(spec, result, tensors, label, node)
@@ -715,9 +717,12 @@ class Calls(AnalyzerBase):
             self._save(result, op, node, "result", [result])
         saved_in = [(self.forward_saves_input.get(c), c) for c in spec.classes]
         if saved_in and all(op for op, _ in saved_in):  # its first layer keeps its input
+            own = any(c in self.own_saves for c in spec.classes)
+            if own and self._grad_of(tensors) == 0:
+                return  # a layer without parameters (``ReflectionPad2d``) first: no graph
             op = f"{saved_in[0][0]} in {saved_in[0][1]}.forward"
             for value in tensors:
-                self._save(value, op, node, "input", [result])
+                self._save(value, op, node, "input", [result], own=own)
 
     def _saved_tuple(self, spec: ModuleSpec, result: Value, label: str, node: cst.Call) -> Value:
         """A torch module's tuple result: each output depends on what ``result`` does, and

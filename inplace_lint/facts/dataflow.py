@@ -122,11 +122,13 @@ class Analyzer(
         given = scope.first_input
         if given is None or given.kind is not Kind.TENSOR:
             return
-        op = _kept_for_every_return(scope, given)
+        op, own = _kept_for_every_return(scope, given)
         if op is not None:
             self.forward_saves_input[class_name] = op
+            if own:
+                self.own_saves.add(class_name)
         for position, name, value in scope.forward_inputs[1:]:
-            op = _kept_for_every_return(scope, value)
+            op, _ = _kept_for_every_return(scope, value)
             if op is not None:  # ``DenseSAGEConv.forward(x, adj)``: ``adj @ x`` keeps adj
                 self.forward_saves_inputs.setdefault(class_name, {})[(position, name)] = op
 
@@ -323,18 +325,21 @@ def _saved_for_every_return(scope: _Scope) -> str | None:
     return saved_by[0][0] if saved_by and all(saved_by) else None
 
 
-def _kept_for_every_return(scope: _Scope, given: Value) -> str | None:
+def _kept_for_every_return(scope: _Scope, given: Value) -> tuple[str | None, bool]:
     """The op that saved the input ``given`` on the way to every tensor the function
-    returns (the first one found), or None."""
+    returns (the first one found), or None; and whether on some way only ops that keep it
+    for its own gradient did (``pad(x)`` before a conv: no graph when ``x`` needs none)."""
     if given.kind is not Kind.TENSOR:
-        return None
+        return None, False
     saved_in = [
-        [r.op for r in value.hist if r.group is given.group and r.role == "input"]
+        [r for r in value.hist if r.group is given.group and r.role == "input"]
         for _, values in scope.returned_at
         for value in values
         if value.kind is Kind.TENSOR
     ]
-    return saved_in[0][0] if saved_in and all(saved_in) else None
+    if not saved_in or not all(saved_in):
+        return None, False
+    return saved_in[0][0].op, any(all(r.own for r in records) for records in saved_in)
 
 
 def _saved_on_path(value: Value, path: tuple[tuple[int, int], ...]) -> list[str]:

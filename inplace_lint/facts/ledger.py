@@ -162,10 +162,15 @@ class SaveRecord:
     role: str  # "input", "result" or "parameters"
     tensor: str
     path: Path = ()
+    #: kept only because this tensor itself requires grad (``pad(x)``, ``x.pow(2)``): a
+    #: summary holds for a caller only when what the caller passes does
+    own: bool = False
     id: int = field(default_factory=next_id)
 
 
-def save(group: Group, op: str, node: Any, role: str, tensor: str, path: Path) -> SaveRecord:
+def save(
+    group: Group, op: str, node: Any, role: str, tensor: str, path: Path, own: bool = False
+) -> SaveRecord:
     """Record that ``op`` saved ``group`` as it is now (its current versions)."""
     return SaveRecord(
         group=group,
@@ -176,6 +181,7 @@ def save(group: Group, op: str, node: Any, role: str, tensor: str, path: Path) -
         role=role,
         tensor=tensor,
         path=path,
+        own=own,
     )
 
 

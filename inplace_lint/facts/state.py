@@ -333,6 +333,8 @@ class AnalyzerBase:
         #: module class -> the op whose save of its forward's first input every return
         #: depends on (``Postnet``'s first conv): a call saves the tensor it is given
         self.forward_saves_input: dict[str, str] = {}
+        #: classes whose forward keeps its input only when that input requires grad
+        self.own_saves: set[str] = set()
         #: module class -> (position, name) of a forward parameter -> the op whose save of it
         #: every return depends on: a call saves the tensor it passes there
         self.forward_saves_inputs: dict[str, dict[tuple[int, str], str]] = {}

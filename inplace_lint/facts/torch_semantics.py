@@ -243,15 +243,24 @@ class TorchSemantics(AnalyzerBase):
             # kept for another input's gradient only when that input is a tensor: a value
             # not known to be one (``w`` of ``h, w = orig_hw``) may be a Python number
             sure_others = [v for v in others if v.sure or self._evident_arg(v)]
-            needed = self._grad_of(sure_others) == 2 if others else self._grad_of(values) == 2
+            for_others = bool(others) and self._grad_of(sure_others) == 2
+            own = not others and self._grad_of(values) == 2
             if name in info.saves_alone and self._grad_of(values) == 2:
-                needed = True  # kept for its own gradient (``gather``'s input, a loss's input)
-            if not needed:
+                own = not for_others  # kept for its own gradient (``gather``'s input)
+            if not (for_others or own):
                 continue
             for value in values:
-                self._save(value, op, node, "input", results)
+                self._save(value, op, node, "input", results, own=own)
 
-    def _save(self, value: Value, op: str, node: cst.CSTNode, role: str, into: list[Value]) -> None:
+    def _save(
+        self,
+        value: Value,
+        op: str,
+        node: cst.CSTNode,
+        role: str,
+        into: list[Value],
+        own: bool = False,
+    ) -> None:
         """``op`` saved ``value`` for backward: every value in ``into`` now depends on it.
 
         A soft alias (``x.float()``, ``x.to(dtype)``) is a copy as often as it is ``x``
@@ -260,7 +269,7 @@ class TorchSemantics(AnalyzerBase):
         if value.soft_of is not None:
             return
         tensor = value.group.name or value.arg_name
-        record = ledger.save(value.group, op, node, role, tensor, tuple(self._path))
+        record = ledger.save(value.group, op, node, role, tensor, tuple(self._path), own)
         for result in into:
             result.hist.add(record)
 

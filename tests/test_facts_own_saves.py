@@ -1,0 +1,52 @@
+"""Facts about what a call saves, runs and writes, each from the sixteenth session's
+measurements (rounds 24 and 25, untuned run 20): saves that exist only when the saved tensor
+itself requires grad (a layer without parameters first in a same-file module); the steps of a
+custom ``autograd.Function`` running with grad off; a loop that runs once; a name's earlier
+branch arm kept through a later branch; a Tensor method's arity (``semiring.zero_(x)`` is no
+tensor method); ``nn.init`` writes under no_grad; stale reads inside optimizer steps through
+a second local name. Every program is run with torch.
+"""
+
+from __future__ import annotations
+
+from programs import behave, codes
+
+STYLE = """
+import torch
+
+torch.manual_seed(0)
+
+
+class ConvLayer(torch.nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.pad = torch.nn.ReflectionPad2d(1)
+        self.conv = torch.nn.Conv2d(cin, cout, 3)
+
+    def forward(self, x):
+        return self.conv(self.pad(x))
+
+
+def normalize_batch(batch):
+    batch = batch.div_(255.0)
+    return batch - 0.5
+
+
+def main():
+    layer = ConvLayer(3, 3)
+    x = torch.rand(1, 3, 6, 6){grad} * 255
+    y = layer(x)
+    x = normalize_batch(x)
+    (y.sum() + x.sum()).backward()
+
+
+main()
+"""
+
+
+def test_a_layer_without_parameters_keeps_an_input_only_when_it_requires_grad() -> None:
+    safe = STYLE.format(grad="")
+    hazard = STYLE.format(grad=".requires_grad_()")
+    assert codes(safe) == []
+    assert codes(hazard) == [(18, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")
