@@ -50,3 +50,49 @@ def test_a_layer_without_parameters_keeps_an_input_only_when_it_requires_grad() 
     assert codes(safe) == []
     assert codes(hazard) == [(18, "IPL001")]
     behave(hazard, safe, match="modified by an inplace operation")
+
+
+KERNEL = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Kernel(nn.Module):
+    def _forward(self, a, b):
+        diffs = a[:, None, :] - b[None, :, :]
+        return diffs.norm(dim=-1).square_()
+
+
+class KernelFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, kernel):
+        ctx.kernel = kernel
+        ctx.save_for_backward(a, b)
+        return ctx.kernel._forward(a, b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return grad_output.sum(1)[:, None] * a, grad_output.sum(0)[:, None] * b, None
+
+
+def main():
+    kernel = Kernel()
+    a = torch.randn(4, 2, requires_grad=True)
+    b = torch.randn(3, 2, requires_grad=True)
+    k = {call}
+    k.sum().backward()
+
+
+main()
+"""
+
+
+def test_a_method_called_only_from_a_custom_function_runs_with_grad_off() -> None:
+    safe = KERNEL.format(call="KernelFunction.apply(a, b, kernel)")
+    hazard = KERNEL.format(call="kernel._forward(a, b)")
+    assert codes(safe) == []
+    assert codes(hazard) == [(11, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from inplace_lint.facts.classes import FUNCTION_BASES
 from inplace_lint.facts.conditions import grad_off_arms
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.names import ImportTable, dotted_name
@@ -45,6 +46,8 @@ def _call_modes(
     calls: list[tuple[str, str, bool]] = []  # (callee, caller, lexically under no_grad)
     aliases: dict[str, set[str]] = {}
     decorated: set[str] = set()
+    defined: dict[str, int] = {}
+    received: list[tuple[str, str, bool]] = []  # ``obj.method(...)`` of an unknown ``obj``
     for statement in children_of(module):
         if memo is None:
             events, named = _call_events(statement, no_grad_call, imports.qualify)
@@ -54,13 +57,25 @@ def _call_modes(
             )
         decorated |= named
         for node, short, caller, off in events:
+            if node is None and off == "def":
+                defined[short] = defined.get(short, 0) + 1  # type: ignore[index]
+                continue
             if node is None:  # func = _single_tensor_adam, then func(...)
                 aliases.setdefault(short, set()).update(caller)  # type: ignore[arg-type]
                 continue
             every_call.append(node)
-            if short is not None:
+            if short is not None and short.startswith("."):
+                received.append((short[1:], caller, off))  # type: ignore[arg-type]
+            elif short is not None:
                 for callee in aliases.get(short, {short}):
                     calls.append((callee, caller, off))  # type: ignore[arg-type]
+    # a method defined once in the file, called on a receiver of unknown type
+    # (``ctx.kernel._forward(x)``): the receiver holds an instance of its class
+    calls += [
+        c
+        for c in received
+        if defined.get(c[0]) == 1 and c[0] not in _IMPLICIT and not c[0].startswith("__")
+    ]
     sites: dict[str, list[tuple[str, bool]]] = {}
     for callee, caller, off in calls:
         sites.setdefault(callee, []).append((caller, off))
@@ -77,6 +92,20 @@ def _call_modes(
     return modes
 
 
+#: methods torch calls itself (``module(x)`` runs ``forward``): their explicit calls seen are
+#: not all their calls
+_IMPLICIT = frozenset({"forward", "__call__", "__init__", "backward", "apply"})
+#: the steps of a custom ``autograd.Function``, which torch runs with grad off
+_FUNCTION_STEPS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
+
+
+def _autograd_function(
+    node: cst.ClassDef, qualify: Callable[[cst.BaseExpression], str | None]
+) -> bool:
+    """``node`` derives directly from ``torch.autograd.Function``."""
+    return any((qualify(base.value) or "") in FUNCTION_BASES for base in node.bases)
+
+
 def _call_events(
     root: cst.CSTNode,
     no_grad_call: Callable[[cst.BaseExpression], bool],
@@ -88,6 +117,7 @@ def _call_events(
     grad_off: list[bool] = [False]
     callers: list[str] = [""]
     decorated: set[str] = set()
+    function_steps: set[int] = set()
     stack: list[object] = [root]
     while stack:
         node = stack.pop()
@@ -105,15 +135,23 @@ def _call_events(
             short = None
             if name is not None and (name.count(".") == 0 or name.startswith("self.")):
                 short = name.rsplit(".", 1)[-1]
+            elif name is not None:
+                short = "." + name.rsplit(".", 1)[-1]
             events.append((node, short, callers[-1], grad_off[-1]))  # type: ignore[arg-type]
         elif kind is cst.FunctionDef:
             assert isinstance(node, cst.FunctionDef)
             off = any(no_grad_call(d.decorator) for d in node.decorators)
-            grad_off.append(off)
+            grad_off.append(off or id(node) in function_steps)
             callers.append(node.name.value)
+            events.append((None, node.name.value, frozenset(), "def"))
             if off:
                 decorated.add(node.name.value)
             stack.append((True,))
+        elif kind is cst.ClassDef and _autograd_function(node, qualify):  # type: ignore[arg-type]
+            # ``forward``/``backward`` of a custom Function run with grad off
+            for item in node.body.body:  # type: ignore[attr-defined]
+                if type(item) is cst.FunctionDef and item.name.value in _FUNCTION_STEPS:
+                    function_steps.add(id(item))
         elif kind is cst.With:
             assert isinstance(node, cst.With)
             grad_off.append(grad_off[-1] or any(no_grad_call(i.item) for i in node.items))
