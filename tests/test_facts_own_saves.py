@@ -96,3 +96,35 @@ def test_a_method_called_only_from_a_custom_function_runs_with_grad_off() -> Non
     assert codes(safe) == []
     assert codes(hazard) == [(11, "IPL001")]
     behave(hazard, safe, match="modified by an inplace operation")
+
+
+CRITIC = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+def train(discriminator, fake, real):
+    optimizer = torch.optim.SGD(discriminator.parameters(), lr=0.1)
+    real_out = discriminator(real)
+    fake_out = discriminator(fake)
+    critic_updates = {updates}
+    for _ in range(critic_updates):
+        optimizer.zero_grad()
+        loss = (fake_out - real_out).mean()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+    return loss.item()
+
+
+train(nn.Linear(3, 1), torch.randn(4, 3, requires_grad=True), torch.randn(4, 3))
+"""
+
+
+def test_a_loop_over_range_of_a_name_bound_to_one_runs_once() -> None:
+    safe = CRITIC.format(updates=1)
+    hazard = CRITIC.format(updates=2)
+    assert codes(safe) == []
+    assert codes(hazard) == [(17, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")

@@ -463,14 +463,16 @@ class Binder(AnalyzerBase):
         parts: dict[str, list[Value]] | None = None,
         counters: frozenset[str] = frozenset(),
         once: bool = False,
+        single: bool = False,
     ) -> None:
-        """Two passes over a loop body; then, unless the loop surely runs (``once``), what
-        the names held before it (the loop may not run at all)."""
+        """Two passes over a loop body (one where it runs exactly once: ``single``); then,
+        unless the loop surely runs (``once``), what the names held before it (the loop may
+        not run at all)."""
         scope = self.scope
         start_env = dict(scope.env)
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
         with self._loop_depth:
-            passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH else 1
+            passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH and not single else 1
             frame = _LoopFrame(key=self._next(), counters=counters, started=0, body=body)
             self._loops.append(frame)
             for _ in range(passes):

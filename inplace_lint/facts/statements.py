@@ -36,7 +36,8 @@ from inplace_lint.facts.syntax import (
     _returns_indices,
     _string_key,
     int_index,
-    runs_at_least_once,
+    iterations,
+    local_int_constants,
     shifted_slices,
 )
 from inplace_lint.facts.type_tests import type_arms
@@ -159,17 +160,33 @@ class Statements(AnalyzerBase):
     def _for_loop(self, stmt: cst.For) -> None:
         zipped = self._zipped(stmt)
         counters = _counters(stmt)
-        once = runs_at_least_once(stmt.iter)
+        count = iterations(stmt.iter, self._int_constants())
+        once = bool(count)
+        single = count == 1  # ``for _ in range(critic_updates)`` with ``critic_updates = 1``
         if zipped is not None:
             parts, runs = zipped
-            self._loop(stmt.body.body, (stmt.target, []), parts, counters, once=once or runs)
+            self._loop(
+                stmt.body.body, (stmt.target, []), parts, counters, once=once or runs, single=single
+            )
         else:
             iterated = self._eval(stmt.iter)
             once = once or model_parts(iterated)
             elements = self._iterate(iterated)
-            self._loop(stmt.body.body, (stmt.target, elements), counters=counters, once=once)
+            self._loop(
+                stmt.body.body, (stmt.target, elements), counters=counters, once=once, single=single
+            )
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
+
+    def _int_constants(self) -> dict[str, int]:
+        """The function's names bound once to an integer literal (cached per function)."""
+        func = self.scope.ctx.node
+        if func is None:
+            return {}
+        found = self._int_constant_cache.get(id(func))
+        if found is None:
+            found = self._int_constant_cache[id(func)] = local_int_constants(func)
+        return found
 
     def _with(self, stmt: cst.With) -> None:
         scope = self.scope

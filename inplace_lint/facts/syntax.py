@@ -20,6 +20,7 @@ from inplace_lint.facts.walk import (
     Walker,
     is_expression,
     nested_scope,
+    own_nodes,
     walk,
 )
 
@@ -188,11 +189,14 @@ def copies_into(write: Write) -> bool:
     )
 
 
-def runs_at_least_once(iterable: cst.BaseExpression) -> bool:
-    """``range(1, 3)``, ``range(4)``, ``[a, b]``: an iterable the source shows is not empty."""
+def iterations(iterable: cst.BaseExpression, constants: dict[str, int] | None = None) -> int | None:
+    """How many times a loop over ``iterable`` runs, where the source shows it: ``[a, b]``,
+    ``range(4)``, ``range(n)`` with ``n = 1`` bound once in the function (``constants``)."""
     if isinstance(iterable, cst.List | cst.Tuple):
         elements = iterable.elements
-        return bool(elements) and not any(isinstance(e, cst.StarredElement) for e in elements)
+        if any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        return len(elements)
     if not (
         isinstance(iterable, cst.Call)
         and isinstance(iterable.func, cst.Name)
@@ -200,17 +204,63 @@ def runs_at_least_once(iterable: cst.BaseExpression) -> bool:
         and 1 <= len(iterable.args) <= 3
         and not any(arg.star or arg.keyword for arg in iterable.args)
     ):
-        return False
-    bounds = [_int_literal(arg.value) for arg in iterable.args]
+        return None
+    bounds = [_int_literal(arg.value, constants) for arg in iterable.args]
     if any(b is None for b in bounds):
-        return False
+        return None
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     if step == 0:
-        return False
-    return len(range(start, stop, step)) > 0  # type: ignore[arg-type]
+        return None
+    return len(range(start, stop, step))  # type: ignore[arg-type]
 
 
-def _int_literal(node: cst.BaseExpression) -> int | None:
+def local_int_constants(func: cst.FunctionDef) -> dict[str, int]:
+    """Names ``func`` binds exactly once, to an integer literal (``critic_updates = 1``),
+    and in no other way (no parameter, augmented assignment, loop target, ``as`` name)."""
+    found: dict[str, int] = {}
+    other: set[str] = {p.name.value for p in _all_params(func.params)}
+    for node in own_nodes(func):
+        kind = type(node)
+        if kind is cst.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+            first = targets[0].target
+            value = _int_literal(node.value)  # type: ignore[attr-defined]
+            if len(targets) == 1 and type(first) is cst.Name and value is not None:
+                other.update([first.value] if first.value in found else [])
+                found[first.value] = value
+                continue
+            for target in targets:
+                other.update(_bound_names(target.target))
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName):
+            target = node.name if kind is cst.AsName else node.target  # type: ignore[attr-defined]
+            other.update(_bound_names(target))
+        elif kind in (cst.Global, cst.Nonlocal):
+            other.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
+    return {name: value for name, value in found.items() if name not in other}
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            found.append(star)
+    return found
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The plain names a binding target binds (``a`` and ``b`` of ``a, (b, c.d) = ...``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+def _int_literal(node: cst.BaseExpression, constants: dict[str, int] | None = None) -> int | None:
+    if constants and isinstance(node, cst.Name):
+        return constants.get(node.value)
     negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
     if negative:
         node = node.expression  # type: ignore[attr-defined]
