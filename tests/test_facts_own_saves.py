@@ -128,3 +128,44 @@ def test_a_loop_over_range_of_a_name_bound_to_one_runs_once() -> None:
     assert codes(safe) == []
     assert codes(hazard) == [(17, "IPL001")]
     behave(hazard, safe, match="modified by an inplace operation")
+
+
+RESIDUAL = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class ConvResBlock(nn.Module):
+    def __init__(self, batch_norm, down_sample):
+        super().__init__()
+        self.conv3 = nn.Conv1d(4, 4, 1)
+        self.bn3 = nn.BatchNorm1d(4)
+        self.bn4 = nn.BatchNorm1d(4)
+        self.batch_norm = batch_norm
+        self.down_sample = down_sample
+
+    def forward(self, x):
+        residual = x
+        out = self.conv3(x)
+        if self.batch_norm:
+            out = {norm}
+        if self.down_sample:
+            if self.batch_norm:
+                residual = self.bn4(residual)
+        out += residual
+        return out
+
+
+flags = [True, True]  # from a config
+ConvResBlock(*flags)(torch.randn(2, 4, 3, requires_grad=True)).sum().backward()
+"""
+
+
+def test_a_name_kept_on_every_arm_of_a_later_branch_keeps_its_earlier_arm() -> None:
+    safe = RESIDUAL.format(norm="self.bn3(out)")  # BatchNorm keeps its input, not ``out``
+    hazard = RESIDUAL.format(norm="torch.sigmoid(out)")  # sigmoid keeps its output
+    assert codes(safe) == []
+    assert codes(hazard) == [(25, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")

@@ -44,11 +44,15 @@ def _merge_arms(
         held = [{id(v) for v in env.get(name, ())} for env in envs]  # by identity, not ``==``
         for value in values:
             arms = [i for i, ids in enumerate(held) if id(value) in ids]
-            inner = {tags[i].get(name, {}).get(value.id, ()) for i in arms}
+            chains = [tags[i].get(name, {}).get(value.id, ()) for i in arms]
             if len(arms) == 1:
-                found[value.id] = ((branch, arms[0]), *inner.pop())
-            elif len(arms) == len(envs) and len(inner) == 1 and (tag := inner.pop()):
-                found[value.id] = tag  # every arm kept it, under the same earlier condition
+                found[value.id] = ((branch, arms[0]), *chains[0])
+            elif len(arms) == len(envs):
+                # every arm kept it, each under its earlier conditions: it is held only under
+                # the ones they share (``if bn: out = bn(out)`` then ``if bn:`` nested deeper)
+                common = tuple(p for p in chains[0] if all(p in c for c in chains[1:]))
+                if common:
+                    found[value.id] = common
         if found:
             out[name] = found
     return out
