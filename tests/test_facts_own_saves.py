@@ -169,3 +169,69 @@ def test_a_name_kept_on_every_arm_of_a_later_branch_keeps_its_earlier_arm() -> N
     assert codes(safe) == []
     assert codes(hazard) == [(25, "IPL001")]
     behave(hazard, safe, match="modified by an inplace operation")
+
+
+SEMIRING = """
+import torch
+
+torch.manual_seed(0)
+
+
+class LogSemiring:
+    @classmethod
+    def zero_(cls, x):
+        return x.fill_(-1e4)
+
+
+class Tree(torch.nn.Module):
+    def forward(self, semiring, h):
+        ir = h + 1
+        {call}
+        return ir.sum()
+
+
+w = torch.randn(3, 3, requires_grad=True)
+h = torch.sigmoid(w)
+semiring = {semiring}
+Tree()(*[semiring, h]).backward()
+"""
+
+
+def test_a_method_called_with_more_arguments_than_the_tensor_method_takes_is_no_tensor() -> None:
+    safe = SEMIRING.format(call="semiring.zero_(ir[0])", semiring="LogSemiring")
+    hazard = SEMIRING.format(call="semiring.zero_()", semiring="h")
+    assert codes(safe) == []
+    assert codes(hazard) == [(16, "IPL004")]
+    behave(hazard, safe, match="modified by an inplace operation")
+
+
+LECUN = """
+import math
+
+import torch
+import torch.nn as nn
+from torch.nn import init
+
+
+def lecun_uniform(tensor):
+    limit = math.sqrt(3.0 / tensor.shape[1])
+    {fill}
+
+
+class Cell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e_x = nn.Parameter(torch.empty(1, 4))
+        lecun_uniform(self.e_x)
+
+
+Cell()
+"""
+
+
+def test_an_nn_init_call_in_a_helper_writes_its_argument_under_no_grad() -> None:
+    safe = LECUN.format(fill="init.uniform_(tensor, -limit, limit)")
+    hazard = LECUN.format(fill="tensor.uniform_(-limit, limit)")
+    assert codes(safe) == []
+    assert codes(hazard) == [(11, "IPL004")]  # the caller's leaf, written by the helper
+    behave(hazard, safe, match="leaf Variable that requires grad")

@@ -35,6 +35,10 @@ inspects the autograd graph they build:
   ``*_out_of_place`` keys for the default. Dropout-like ops are probed in training mode.
 * ``params``: positional parameter names, from ``inspect.signature`` or the aten schema
   (``*name`` marks varargs; ``argN`` is used where no name could be found).
+* ``max_args`` (methods, present only where torch says): the most positional arguments the
+  method takes after its receiver, from a Python signature or the binding's own complaint
+  when called with too many (``zero_``: 0, ``mul``: 1); absent for varargs, a leading int
+  list (``view(2, 3)``) or a binding that names no count (``add_``'s deprecated forms).
 
 Only the probing plan is written by hand (which callables to try and how to build example
 arguments, in ``tools/opprobe/recipes.py``); every fact is observed from torch, and calls that

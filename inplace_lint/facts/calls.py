@@ -283,6 +283,7 @@ class Calls(AnalyzerBase):
                     described(mutation, callee),
                     target_node=arg.value,
                     hidden=mutation.bypass,  # ``t.data.masked_fill_()``: no version moves
+                    no_grad=mutation.no_grad,
                     via_call=node,
                     callee=callee,
                     param=mutation.param,
@@ -309,7 +310,7 @@ class Calls(AnalyzerBase):
                 if (
                     leaves
                     and write is not None
-                    and not (exempt or mutation.bypass or self.scope.no_grad)
+                    and not (exempt or mutation.bypass or mutation.no_grad or self.scope.no_grad)
                 ):
                     # torch raises at the call: a leaf that requires grad written in place
                     self.facts.leaf_arg_writes.append(ev.LeafWrite(write, self._text(arg.value)))
@@ -413,7 +414,7 @@ class Calls(AnalyzerBase):
         if early is not None:
             return early
         self._note_reader(method, func.value)
-        receiver = self._not_tensors(method, self._eval(func.value))
+        receiver = self._not_tensors(method, self._eval(func.value), node)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             return self._own_method(node, method)
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":

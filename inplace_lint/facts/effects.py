@@ -147,7 +147,7 @@ def _call_writes(node: cst.Call, stmt: cst.CSTNode, table: OpTable) -> list[Attr
     """``self.x.mul_(m)``, ``self.x[i].copy_(y)``, ``f(..., out=self.x)``."""
     found: list[AttributeWrite] = []
     func = node.func
-    if isinstance(func, cst.Attribute) and table.is_inplace_method(func.attr.value):
+    if isinstance(func, cst.Attribute) and table.inplace_call(func.attr.value, node.args):
         attr = _self_root(func.value, table)
         if attr is not None:
             found.append(AttributeWrite(attr, node, stmt, f"`.{func.attr.value}()`"))
@@ -204,7 +204,7 @@ def updates_param_groups(func: cst.FunctionDef, table: OpTable) -> bool:
         elif (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
-            and table.is_inplace_method(node.func.attr.value)
+            and table.inplace_call(node.func.attr.value, node.args)
         ):
             receiver = node.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":

@@ -11,6 +11,7 @@ checker never needs torch installed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -58,6 +59,8 @@ class OpInfo:
     saves_alone: frozenset[str] = frozenset()
     #: its result never requires grad, whatever its inputs (``x.new_tensor(v)``, ``argmax``)
     detached: bool = False
+    #: a method: the most positional arguments it takes, where torch says (``zero_``: 0)
+    max_args: int | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,20 @@ class OpTable:
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
 
+    def inplace_call(self, name: str, args: Sequence[Any]) -> bool:
+        """``obj.name(*args)`` (libcst ``Arg`` nodes) may be a tensor's in-place method:
+        the name is one, and torch's form takes that many positional arguments
+        (``semiring.zero_(x)`` is no ``Tensor.zero_``)."""
+        return self.is_inplace_method(name) and self.fits(name, args)
+
+    def fits(self, name: str, args: Sequence[Any]) -> bool:
+        """The method ``name`` of a tensor takes that many positional arguments (or torch
+        does not say how many it takes)."""
+        info = self.methods.get(name)
+        if info is None or info.max_args is None or any(a.star for a in args):
+            return True
+        return sum(1 for a in args if a.keyword is None) <= info.max_args
+
 
 def _op(raw: dict[str, Any]) -> OpInfo:
     inplace_param = raw.get("inplace_param")
@@ -134,6 +151,7 @@ def _op(raw: dict[str, Any]) -> OpInfo:
         multi_view=bool(raw.get("multi_view", False)),
         saves_alone=frozenset(raw.get("saves_alone", ())),
         detached=bool(raw.get("detached", False)),
+        max_args=raw.get("max_args"),
     )
 
 

@@ -132,6 +132,8 @@ class Mutation:
     #: the function replaces the parameter by a copy of itself on one arm of a branch
     #: (``conditionally_copied``): it decides itself when the caller's tensor may change
     copies_itself: bool = False
+    #: written under no_grad (``nn.init.uniform_(w)``): torch lets it write a leaf
+    no_grad: bool = False
 
 
 def _root(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -335,6 +337,7 @@ class _MutationFinder(Walker):
         bypass: bool = False,
         element: int | None = None,
         key: str | None = None,
+        no_grad: bool = False,
     ) -> None:
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
         name, elementwise = self._parameter_of(name)
@@ -364,6 +367,7 @@ class _MutationFinder(Walker):
                 fresh_element=fresh,
                 key=key,
                 copies_itself=name in self.copied,
+                no_grad=no_grad,
             )
 
     @functools.cached_property
@@ -516,7 +520,12 @@ class _MutationFinder(Walker):
         func_node = node.func
         if self.callees is not None:
             self._through_call(node)
-        if isinstance(func_node, cst.Attribute) and table.is_inplace_method(func_node.attr.value):
+        qualified = self.imports.qualify(func_node) or ""
+        if (
+            isinstance(func_node, cst.Attribute)
+            and not qualified.startswith("torch.")  # ``nn.init.uniform_(w, a, b)``: below
+            and table.inplace_call(func_node.attr.value, node.args)
+        ):
             what = f"`.{func_node.attr.value}()`"
             self.hit(
                 _root(func_node.value, table),
@@ -527,7 +536,6 @@ class _MutationFinder(Walker):
                 key=_key_of_param(func_node.value),
             )
             return
-        qualified = self.imports.qualify(func_node) or ""
         if qualified.split(".", 1)[0] != "torch" or qualified.startswith("torch.nn.utils."):
             return
         if not node.args:
@@ -542,8 +550,15 @@ class _MutationFinder(Walker):
         )
         short = qualified.rsplit(".", 1)[-1]
         if inplace_kw or is_inplace_name(short):
-            # ``nn.init.orthogonal_(w.data)``: through ``.data``, hidden from autograd
-            self.hit(_root(first, table), node, f"`{short}()`", bypass=_bypasses(first, table))
+            # ``nn.init.orthogonal_(w.data)``: through ``.data``, hidden from autograd; every
+            # ``nn.init`` function writes under no_grad
+            self.hit(
+                _root(first, table),
+                node,
+                f"`{short}()`",
+                bypass=_bypasses(first, table),
+                no_grad=qualified.startswith("torch.nn.init."),
+            )
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
                 bypass = _bypasses(arg.value, table)

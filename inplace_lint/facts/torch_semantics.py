@@ -49,14 +49,21 @@ _Named = tuple[
 class TorchSemantics(AnalyzerBase):
     """The torch semantics room of the interpreter (see the module docstring)."""
 
-    def _not_tensors(self, method: str, receiver: list[Value]) -> list[Value]:
+    def _not_tensors(self, method: str, receiver: list[Value], node: cst.Call) -> list[Value]:
         """``self.prev_preds.items()``: only a mapping or a list has ``items``, ``append``,
         ``get`` (``containers.CONTAINER_METHODS``), so a value taken for a tensor that is
-        called so is a container, here and for every name that holds it."""
+        called so is a container, here and for every name that holds it. And a tensor's
+        method takes at most so many positional arguments (the table's ``max_args``):
+        ``semiring.zero_(x)`` calls no ``Tensor.zero_``, so ``semiring`` is no tensor."""
         if method in CONTAINER_METHODS:
             for value in receiver:
                 if value.kind is Kind.TENSOR:
                     value.kind = Kind.CONTAINER
+            return receiver
+        if not self.table.fits(method, node.args):
+            for value in receiver:
+                if value.kind is Kind.TENSOR and not value.sure:
+                    value.kind = Kind.OTHER
         return receiver
 
     def _tensor_method(
@@ -101,7 +108,7 @@ class TorchSemantics(AnalyzerBase):
             value = self._unknown(inputs=receiver, sure=True)
             value.grad = self._grad_of(receiver)
             return [value]
-        if self.table.is_inplace_method(method):
+        if self.table.inplace_call(method, node.args):
             return self._inplace_method(node, func, method, receiver, args)
         if method == "detach_":
             for value in receiver:  # ``pos.detach_()``: the tensor itself leaves the graph

@@ -17,7 +17,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from .graph import shares_storage
-from .params import aten_schemas, inplace_param, operator_params, params_resolver, schema_fits
+from .params import (
+    aten_schemas,
+    inplace_param,
+    method_max_args,
+    operator_params,
+    params_resolver,
+    schema_fits,
+)
 from .probes import (
     probe,
     probe_call,
@@ -183,6 +190,9 @@ def method_entry(name: str) -> dict[str, Any] | None:
     }
     if outcome.multi_view:
         entry["multi_view"] = True
+    most = method_max_args(fn, name)
+    if most is not None:
+        entry["max_args"] = most
     _add_detached(entry, outcome)
     _add_saves_alone(entry, fn, outcome, params_resolver(fn, name))
     return entry

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +113,41 @@ def schema_params(
     if chosen is None:
         return None
     return [arg.name for arg in _positional(chosen, receiver)]
+
+
+def method_max_args(fn: Callable[..., Any], name: str) -> int | None:
+    """The most positional arguments (after the receiver) the Tensor method ``name``
+    accepts, or None when torch does not say: read from a Python signature, or from the
+    binding's own complaint when called with too many (``takes 1 positional argument``);
+    None for a Python ``*args``, an int list that may be spread (``x.view(2, 3)``), or a
+    binding that lists no count (``add_`` also takes the deprecated ``(alpha, other)``)."""
+    static = python_params(fn)
+    if static is not None:
+        return None if any(p.startswith("*") for p in static) else max(len(static) - 1, 0)
+    for schema in aten_schemas(name) or ():
+        if not any(a.name == "self" and a.type.kind() == "TensorType" for a in schema.arguments):
+            continue  # a TorchScript list or number overload (``mul.left_t``), no method
+        positional = [a for a in _positional(schema, receiver=True) if a.name != "self"]
+        first = positional[0].type if positional else None
+        if first is not None and first.kind() == "OptionalType":
+            first = first.getElementType()
+        if first is not None and first.kind() == "ListType":
+            return None
+    try:
+        getattr(torch.empty(0), name)(*[object()] * _TOO_MANY)
+    except TypeError as error:
+        said = _TAKES.search(str(error))
+        if said is not None:
+            return 0 if said.group(1) is None else int(said.group(1))
+    except Exception:  # any other failure says nothing about the count
+        return None
+    return None
+
+
+#: arguments no Tensor method takes that many of
+_TOO_MANY = 12
+#: ``takes no arguments``, ``takes 1 positional argument``, ``takes from 0 to 2 ...``
+_TAKES = re.compile(r"takes (?:no arguments|(?:from \d+ to )?(\d+) positional argument)")
 
 
 def operator_params(name: str) -> list[str] | None:
