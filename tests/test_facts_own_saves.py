@@ -9,7 +9,7 @@ a second local name. Every program is run with torch.
 
 from __future__ import annotations
 
-from programs import behave, codes
+from programs import behave, codes, run
 
 STYLE = """
 import torch
@@ -235,3 +235,93 @@ def test_an_nn_init_call_in_a_helper_writes_its_argument_under_no_grad() -> None
     assert codes(safe) == []
     assert codes(hazard) == [(11, "IPL004")]  # the caller's leaf, written by the helper
     behave(hazard, safe, match="leaf Variable that requires grad")
+
+
+LION = """
+import torch
+from torch.optim import Optimizer
+
+torch.manual_seed(0)
+
+
+class Lion(Optimizer):
+    def __init__(self, params, lr=1e-2, betas=(0.9, 0.99)):
+        super().__init__(params, dict(lr=lr, betas=betas))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["exp_avg"] = torch.zeros_like(p)
+                exp_avg = state["exp_avg"]
+                update = {update}
+                update.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+                exp_avg.mul_(beta2).add_(p.grad, alpha=1 - beta2)
+                p.add_(update.sign(), alpha=-group["lr"])
+
+
+w = torch.nn.Parameter(torch.randn(4))
+optimizer = Lion([w])
+for _ in range(3):
+    optimizer.zero_grad()
+    (w * torch.arange(4.0)).sum().backward()
+    optimizer.step()
+final = optimizer.state[w]["exp_avg"].clone()
+"""
+
+
+def test_an_optimizer_state_read_again_through_a_local_alias_is_stale() -> None:
+    safe = LION.format(update="exp_avg.clone()")
+    hazard = LION.format(update="exp_avg")
+    assert codes(safe) == []
+    assert (22, "IPL002") in codes(hazard)
+    assert run(safe)["final"].ne(run(hazard)["final"]).any()
+
+
+FOREACH = """
+import torch
+from torch.optim import Optimizer
+
+
+class ListAdam(Optimizer):
+    def __init__(self, params, lr=1e-2):
+        super().__init__(params, dict(lr=lr))
+
+    def _state_of(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["exp_avg"] = torch.zeros_like(p)
+            state["max_exp_avg"] = torch.zeros_like(p)
+        return state
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            params, exp_avgs, max_exp_avgs = [], [], []
+            for p in group["params"]:
+                if p.grad is not None:
+                    state = self._state_of(p)
+                    params.append(p)
+                    exp_avgs.append(state["exp_avg"])
+                    max_exp_avgs.append(state["max_exp_avg"])
+            for i, param in enumerate(params):
+                exp_avg = exp_avgs[i]
+                exp_avg.mul_(0.9).add_(param.grad, alpha=0.1)
+                torch.maximum(max_exp_avgs[i], exp_avg, out=max_exp_avgs[i])
+                param.add_(max_exp_avgs[i], alpha=-group["lr"])
+
+
+w = torch.nn.Parameter(torch.randn(4))
+v = torch.nn.Parameter(torch.randn(4))
+optimizer = ListAdam([w, v])
+(w * v).sum().backward()
+optimizer.step()
+"""
+
+
+def test_an_optimizer_state_read_through_its_store_is_meant_to_change() -> None:
+    assert codes(FOREACH) == []
+    run(FOREACH)

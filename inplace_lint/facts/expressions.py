@@ -379,6 +379,8 @@ class Expressions(AnalyzerBase):
             stored = {g for g, when in held if when < pending.seq}
             if not (own | stored) & pending.groups:
                 continue
+            if pending.alias_only and ("." in name or not own & pending.groups):
+                continue
             if any(pending.soft_alias(v) for v in values if v.group.id in pending.groups):
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:

@@ -228,6 +228,8 @@ class Pending:
     #: written through a view: stale only once the in-place result is bound to another name
     through_view: bool = False
     bound_away: bool = False
+    #: stale only for a read through another plain local name holding the tensor itself
+    alias_only: bool = False
 
     def soft_alias(self, value: Held) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""

@@ -198,12 +198,14 @@ class Writes(AnalyzerBase):
             or write.shape_only  # ``squeeze_()``: a new shape, the same values
             # under no_grad, writes through attributes are state updates (buffers, EMA);
             # a local tensor read again through an alias is stale with or without autograd
-            or (
-                scope.no_grad
-                and (written_name is None or "." in written_name or scope.ctx.state_update)
-            )
+            or (scope.no_grad and (written_name is None or "." in written_name))
             or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
         )
+        # a state update (an optimizer step, an EMA) writes its state on purpose: reads of it
+        # through the store (``state["exp_avg"]``, a list of states, ``p.data``) want the new
+        # value; only another plain local name for the tensor (``update = exp_avg``) may
+        # still mean the old one
+        pending.alias_only = scope.ctx.state_update and scope.no_grad
         # writing through a view is writing its base, unless the in-place result is then
         # used as a new tensor (``mixed = x[:8].lerp_(y)``): decided when it is bound
         pending.through_view = all(v.view for v in tensors)
