@@ -325,3 +325,46 @@ optimizer.step()
 def test_an_optimizer_state_read_through_its_store_is_meant_to_change() -> None:
     assert codes(FOREACH) == []
     run(FOREACH)
+
+
+CHAIN = """
+import torch
+import torch.nn as nn
+
+
+class LogSemiring:
+    @classmethod
+    def mul(cls, x, y):
+        return x + y
+
+    @classmethod
+    def dot(cls, x, y, dim=-1):
+        return (x + y).logsumexp(dim)
+
+
+class LinearChain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trans = nn.Parameter(torch.randn(3, 3))
+
+    def forward(self, semiring, scores, mask):
+        alpha = scores[0].clone()
+        for i in range(1, len(mask)):
+            alpha[mask[i]] = {step}[mask[i]]
+        return alpha
+
+
+scores = torch.randn(4, 2, 3)
+mask = torch.tensor([[True, True], [True, False], [True, True], [False, True]])
+LinearChain()(LogSemiring, scores, mask).sum().backward()
+"""
+
+
+def test_a_forward_input_called_with_too_many_arguments_is_no_tensor() -> None:
+    safe = CHAIN.format(
+        step="semiring.mul(semiring.dot(alpha.unsqueeze(2), self.trans, 1), scores[i])"
+    )
+    hazard = CHAIN.format(step="(alpha.unsqueeze(2) * self.trans).sum(1)")
+    assert codes(safe) == []
+    assert codes(hazard) == [(24, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")

@@ -61,8 +61,8 @@ class TorchSemantics(AnalyzerBase):
                     value.kind = Kind.CONTAINER
             return receiver
         if not self.table.fits(method, node.args):
-            for value in receiver:
-                if value.kind is Kind.TENSOR and not value.sure:
+            for value in receiver:  # a parameter is taken for a tensor by its place alone
+                if value.kind is Kind.TENSOR and (not value.sure or value.origin == "arg"):
                     value.kind = Kind.OTHER
         return receiver
 
