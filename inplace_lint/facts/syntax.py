@@ -215,47 +215,20 @@ def iterations(iterable: cst.BaseExpression, constants: dict[str, int] | None = 
 
 
 def local_int_constants(func: cst.FunctionDef) -> dict[str, int]:
-    """Names ``func`` binds exactly once, to an integer literal (``critic_updates = 1``),
-    and in no other way (no parameter, augmented assignment, loop target, ``as`` name)."""
+    """Names ``func`` binds exactly once (``bound_names``), by an assignment of an integer
+    literal (``critic_updates = 1``), and that are no parameter or ``global``."""
+    counts, declared = bound_names(func)
+    params = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
+    params |= {p.name.value for p in func.params.kwonly_params}
     found: dict[str, int] = {}
-    other: set[str] = {p.name.value for p in _all_params(func.params)}
     for node in own_nodes(func):
-        kind = type(node)
-        if kind is cst.Assign:
-            targets = node.targets  # type: ignore[attr-defined]
-            first = targets[0].target
-            value = _int_literal(node.value)  # type: ignore[attr-defined]
-            if len(targets) == 1 and type(first) is cst.Name and value is not None:
-                other.update([first.value] if first.value in found else [])
-                found[first.value] = value
-                continue
-            for target in targets:
-                other.update(_bound_names(target.target))
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName):
-            target = node.name if kind is cst.AsName else node.target  # type: ignore[attr-defined]
-            other.update(_bound_names(target))
-        elif kind in (cst.Global, cst.Nonlocal):
-            other.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
-    return {name: value for name, value in found.items() if name not in other}
-
-
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
-    found = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            found.append(star)
-    return found
-
-
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    """The plain names a binding target binds (``a`` and ``b`` of ``a, (b, c.d) = ...``)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, cst.Tuple | cst.List):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        value = _int_literal(node.value)
+        if type(target) is cst.Name and value is not None and counts.get(target.value) == 1:
+            found[target.value] = value
+    return {n: v for n, v in found.items() if n not in params and n not in declared}
 
 
 def _int_literal(node: cst.BaseExpression, constants: dict[str, int] | None = None) -> int | None:
