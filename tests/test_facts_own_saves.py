@@ -368,3 +368,52 @@ def test_a_forward_input_called_with_too_many_arguments_is_no_tensor() -> None:
     assert codes(safe) == []
     assert codes(hazard) == [(24, "IPL001")]
     behave(hazard, safe, match="modified by an inplace operation")
+
+
+GPTQ = """
+import torch
+
+
+class Quantizer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(3))
+
+    def find_params(self, x):
+        xmin = torch.sigmoid(x.min(1).values * self.scale)
+        xmax = torch.sigmoid(x.max(1).values * self.scale)
+        tmp = xmin == xmax
+        xmin[tmp] = -1
+        return xmax - xmin
+
+
+class Block:
+    def __init__(self):
+        self.quantizer = Quantizer()
+
+    def fasterquant(self, w):
+        return self.quantizer.find_params(w)
+
+
+class Runner:
+    {decorator}
+    def execute(self, weights):
+        blocks = {{name: Block() for name in weights}}
+        return [blocks[name].fasterquant(w) for name, w in weights.items()]
+
+
+weights = {{"fc": torch.zeros(3, 4)}}
+scales = Runner().execute(weights)
+if scales[0].requires_grad:
+    scales[0].sum().backward()
+"""
+
+
+def test_a_method_reached_only_through_subscripted_receivers_under_no_grad_runs_with_grad_off() -> (
+    None
+):
+    safe = GPTQ.format(decorator="@torch.no_grad()")
+    hazard = GPTQ.format(decorator="")
+    assert codes(safe) == []
+    assert codes(hazard) == [(14, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")

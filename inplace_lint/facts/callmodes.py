@@ -137,6 +137,8 @@ def _call_events(
                 short = name.rsplit(".", 1)[-1]
             elif name is not None:
                 short = "." + name.rsplit(".", 1)[-1]
+            elif type(node.func) is cst.Attribute:  # ``blocks[name].fasterquant(w)``
+                short = "." + node.func.attr.value  # type: ignore[attr-defined]
             events.append((node, short, callers[-1], grad_off[-1]))  # type: ignore[arg-type]
         elif kind is cst.FunctionDef:
             assert isinstance(node, cst.FunctionDef)
