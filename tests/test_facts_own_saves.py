@@ -417,3 +417,39 @@ def test_a_method_reached_only_through_subscripted_receivers_under_no_grad_runs_
     assert codes(safe) == []
     assert codes(hazard) == [(14, "IPL001")]
     behave(hazard, safe, match="modified by an inplace operation")
+
+
+RENAMED = """
+import torch
+from torch.optim import Optimizer
+
+
+class RenamedAdam(Optimizer):
+    def __init__(self, params, lr=1e-2):
+        super().__init__(params, dict(lr=lr))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["v"] = torch.zeros_like(p)
+                v = state["v"]
+                nu = v  # the same state under the paper's name
+                nu.mul_(0.9).addcmul_(p.grad, p.grad, value=0.1)
+                d = r = p.grad.clone()
+                r.mul_(0.5)
+                p.addcdiv_(d, v.sqrt().add(1e-8), value=-group["lr"])
+
+
+w = torch.nn.Parameter(torch.randn(4))
+optimizer = RenamedAdam([w])
+(w * w).sum().backward()
+optimizer.step()
+"""
+
+
+def test_an_optimizer_state_renamed_and_read_after_its_update_is_meant_to_change() -> None:
+    assert codes(RENAMED) == []
+    run(RENAMED)

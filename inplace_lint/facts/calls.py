@@ -45,9 +45,10 @@ from inplace_lint.facts.summary_calls import described, names_argument
 from inplace_lint.facts.summary_guards import guard_holds
 from inplace_lint.facts.syntax import (
     _is_static,
+    literal_key,
     short_name,
 )
-from inplace_lint.facts.vanishing import VANISHING_FUNCTIONS, VANISHING_METHODS
+from inplace_lint.facts.vanishing import VANISHING_FUNCTIONS
 
 #: How an in-place module's finding, reported at the call, names the module's construction
 #: (a related location; ``tools/heldout.py score --construction`` matches markers there).
@@ -413,7 +414,7 @@ class Calls(AnalyzerBase):
         early = self._static_call(node, func, method) or self._metadata_call(node, func, method)
         if early is not None:
             return early
-        self._note_reader(method, func.value)
+        self._note_reader(method, func.value, node)
         receiver = self._not_tensors(method, self._eval(func.value), node)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             return self._own_method(node, method)
@@ -470,6 +471,9 @@ class Calls(AnalyzerBase):
                             if self._arm_appends:
                                 self._arm_appends[-1].append((container, element))
                 return [new_value(Kind.OTHER)]
+            key = literal_key(node.args[0].value) if node.args else None
+            if method in ("pop", "get") and key is not None:  # that entry, not every one
+                return [e for c in containers for e in c.items.get(key, ())] or [self._unknown()]
             if method in ("pop", "get", "popleft"):
                 return [e for c in containers for e in c.elements] or [self._unknown()]
             if method in ("values", "items", "copy"):
@@ -498,19 +502,6 @@ class Calls(AnalyzerBase):
         result = self._unknown(inputs=inputs, sure=True)
         result.multi_view = FUNCTION_VIEW_PREFIX + name
         return [result]
-
-    def _note_reader(self, method: str, receiver: cst.BaseExpression) -> None:
-        """Remember reads that pass no gradient at minus infinity (``softmax``) or that
-        autograd does not record (``detach``), for the hidden-write check, and receivers
-        that a call overwrites whole without reading them, for the stale-read check."""
-        if method in VANISHING_METHODS:
-            self._vanishing_reads.add(id(receiver))
-        elif method == "detach":
-            self._untracked_reads.add(id(receiver))
-        elif method in self.table.overwrites:  # ``x.copy_(y)`` writes x without reading it
-            self._overwriting_reads.add(id(receiver))
-            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
-                self._overwriting_reads.add(id(receiver.value))  # ``p.data.copy_(q)``
 
     def _parameters_of(self, receiver: list[Value], method: str) -> Value:
         """``m.parameters()``: only a module has parameters, so a value that might have been

@@ -355,6 +355,21 @@ class Expressions(AnalyzerBase):
         self._load(name, values, node)
         return list(values)  # a copy: callers may extend what they get
 
+    def _second_update(
+        self, pending: _Pending, name: str, values: list[Value], node: cst.CSTNode
+    ) -> bool:
+        """In a state update (``pending.alias_only``), the one stale read: another plain name
+        bound to the very tensor written (``update = exp_avg = state["exp_avg"]``) that is
+        itself updated in place, so two update rules compound on one state."""
+        return (
+            name != pending.written_name
+            and "." not in name
+            and len(values) == 1
+            and len(pending.written) == 1
+            and values[0] is pending.written[0]
+            and id(node) in self._updating_reads
+        )
+
     def _load(self, name: str, values: list[Value], node: cst.CSTNode) -> None:
         if self._meta.depth:
             return
@@ -379,7 +394,7 @@ class Expressions(AnalyzerBase):
             stored = {g for g, when in held if when < pending.seq}
             if not (own | stored) & pending.groups:
                 continue
-            if pending.alias_only and ("." in name or not own & pending.groups):
+            if pending.alias_only and not self._second_update(pending, name, values, node):
                 continue
             if any(pending.soft_alias(v) for v in values if v.group.id in pending.groups):
                 continue

@@ -228,7 +228,7 @@ class Pending:
     #: written through a view: stale only once the in-place result is bound to another name
     through_view: bool = False
     bound_away: bool = False
-    #: stale only for a read through another plain local name holding the tensor itself
+    #: written in a state update: stale only for a second update through another name
     alias_only: bool = False
 
     def soft_alias(self, value: Held) -> bool:

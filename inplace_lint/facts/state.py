@@ -305,6 +305,8 @@ class AnalyzerBase:
         self._untracked_reads: set[int] = set()
         #: ids of expressions a call overwrites whole (``x.copy_(y)``, ``out=x``): no read
         self._overwriting_reads: set[int] = set()
+        #: ids of expressions that are the receiver of an in-place method (``x`` of ``x.mul_``)
+        self._updating_reads: set[int] = set()
         #: groups of parameters called like functions, taken for models (``_guessed_model``)
         self._guessed_groups: set[int] = set()
 

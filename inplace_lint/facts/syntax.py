@@ -128,6 +128,14 @@ def int_index(node: cst.Subscript) -> int | None:
     return _int_literal(node.slice[0].slice.value)
 
 
+def literal_key(node: cst.BaseExpression) -> str | None:
+    """The string of a literal mapping key (``"gamma"``), or None."""
+    if isinstance(node, cst.SimpleString):
+        key = node.evaluated_value
+        return key if isinstance(key, str) else None
+    return None
+
+
 def _string_key(node: cst.Subscript) -> str | None:
     """The key of ``d["k"]``, or of ``td[(name, "k")]`` (a nested-key tuple with a string in
     it): no tensor takes a string index, so the subscripted value is a mapping."""

@@ -39,6 +39,7 @@ from inplace_lint.facts.syntax import (
     _indices_only,
     short_name,
 )
+from inplace_lint.facts.vanishing import VANISHING_METHODS
 
 #: A function's parameter defaults and its fixed literal lists, by name (None when empty).
 _Named = tuple[
@@ -48,6 +49,21 @@ _Named = tuple[
 
 class TorchSemantics(AnalyzerBase):
     """The torch semantics room of the interpreter (see the module docstring)."""
+
+    def _note_reader(self, method: str, receiver: cst.BaseExpression, node: cst.Call) -> None:
+        """Remember reads that pass no gradient (``softmax`` at minus infinity, ``detach``),
+        receivers a call overwrites whole without reading them (``copy_``), and receivers
+        updated in place again (``exp_avg.mul_(b)``)."""
+        if self.table.inplace_call(method, node.args):
+            self._updating_reads.add(id(receiver))
+        if method in VANISHING_METHODS:
+            self._vanishing_reads.add(id(receiver))
+        elif method == "detach":
+            self._untracked_reads.add(id(receiver))
+        elif method in self.table.overwrites:  # ``x.copy_(y)`` writes x without reading it
+            self._overwriting_reads.add(id(receiver))
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+                self._overwriting_reads.add(id(receiver.value))  # ``p.data.copy_(q)``
 
     def _not_tensors(self, method: str, receiver: list[Value], node: cst.Call) -> list[Value]:
         """``self.prev_preds.items()``: only a mapping or a list has ``items``, ``append``,

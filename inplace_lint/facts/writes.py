@@ -202,9 +202,8 @@ class Writes(AnalyzerBase):
             or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
         )
         # a state update (an optimizer step, an EMA) writes its state on purpose: reads of it
-        # through the store (``state["exp_avg"]``, a list of states, ``p.data``) want the new
-        # value; only another plain local name for the tensor (``update = exp_avg``) may
-        # still mean the old one
+        # want the new value, except a second in-place update through another name for the
+        # very same tensor (``Expressions._second_update``)
         pending.alias_only = scope.ctx.state_update and scope.no_grad
         # writing through a view is writing its base, unless the in-place result is then
         # used as a new tensor (``mixed = x[:8].lerp_(y)``): decided when it is bound
