@@ -4,7 +4,8 @@ itself requires grad (a layer without parameters first in a same-file module); t
 custom ``autograd.Function`` running with grad off; a loop that runs once; a name's earlier
 branch arm kept through a later branch; a Tensor method's arity (``semiring.zero_(x)`` is no
 tensor method); ``nn.init`` writes under no_grad; stale reads inside optimizer steps through
-a second local name. Every program is run with torch.
+a second local name; a name unpacked from a list parameter (``x_h, x_l = x``) written in
+place. Every program is run with torch.
 """
 
 from __future__ import annotations
@@ -453,3 +454,43 @@ optimizer.step()
 def test_an_optimizer_state_renamed_and_read_after_its_update_is_meant_to_change() -> None:
     assert codes(RENAMED) == []
     run(RENAMED)
+
+
+UNPACKED = """
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.compression = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        x_h, x_l = x
+        x_h {update} self.compression(x_l)
+        return x_h, x_l
+
+
+class Stage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.ReLU()
+        self.block = Block()
+
+    def forward(self, a, b):
+        return self.block([self.relu(a), self.relu(b)])
+
+
+a = torch.randn(1, 4, 3, 3, requires_grad=True)
+h, l = Stage()(a, torch.randn(1, 4, 3, 3))
+(h.sum() + l.sum()).backward()
+"""
+
+
+def test_a_name_unpacked_from_a_list_parameter_is_that_element_of_the_callers_list() -> None:
+    safe = UNPACKED.format(update="= x_h +")
+    hazard = UNPACKED.format(update="+=")
+    assert codes(safe) == []
+    assert codes(hazard) == [(13, "IPL001")]
+    behave(hazard, safe, match="modified by an inplace operation")

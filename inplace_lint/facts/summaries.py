@@ -327,6 +327,8 @@ class _MutationFinder(Walker):
         self.element_of: dict[str, str] = {}  # loop variable -> the parameter it iterates over
         #: ``returns = r``, ``flat = r.view(-1)``: -> the parameter
         self.alias_of: dict[str, str] = {}
+        #: ``x_h, x_l = x``: a name unpacked from a parameter -> its position there
+        self.unpacked: dict[str, int] = {}
 
     def hit(
         self,
@@ -340,6 +342,8 @@ class _MutationFinder(Walker):
         no_grad: bool = False,
     ) -> None:
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
+        if element is None and name in self.unpacked:
+            element = self.unpacked[name]  # ``x_h += y`` after ``x_h, x_l = x``: ``x[0]``
         name, elementwise = self._parameter_of(name)
         index_of = self.index_of
         # a list's element replaced by a new tensor first (``outputs[0] = outputs[0].clone()``)
@@ -608,13 +612,19 @@ class _MutationFinder(Walker):
             names = [name] if isinstance(name, cst.Name) else []
             if isinstance(name, cst.Tuple | cst.List):  # ``a, b = r.split(1, -1)``: views
                 names = [e.value for e in name.elements if isinstance(e.value, cst.Name)]
-            for bound in names:
+            unpacked = isinstance(name, cst.Tuple | cst.List) and isinstance(
+                original_node.value, cst.Name
+            )
+            for position, bound in enumerate(names):
+                self.unpacked.pop(bound.value, None)
                 if bound.value in self.index_of:
                     continue
                 param = _aliased_param(original_node.value, self.table)
                 param = self.alias_of.get(param, param) if param is not None else None
                 if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
+                    if unpacked and len(names) == len(name.elements):  # type: ignore[union-attr]
+                        self.unpacked[bound.value] = position
                 else:
                     self.alias_of.pop(bound.value, None)
             names_bound: set[str] = set()
@@ -637,6 +647,7 @@ class _MutationFinder(Walker):
         for name in names:
             self.alias_of.pop(name, None)
             self.element_of.pop(name, None)
+            self.unpacked.pop(name, None)
         self.add_rebound(names)
 
     def is_rebound(self, name: str) -> bool:
