@@ -20,9 +20,9 @@ from inplace_lint.facts.heuristics import exempt_reason, runs_without_grad
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import summarize, tensor_writes
-from inplace_lint.facts.walk import walk
+from inplace_lint.facts.walk import unshared, walk
 from inplace_lint.from_ast import Unsupported, module_from_ast
-from inplace_lint.project_view import ForeignFunction
+from inplace_lint.project_view import ForeignFunction, ProjectView
 
 
 class Foreign(AnalyzerBase):
@@ -32,6 +32,10 @@ class Foreign(AnalyzerBase):
         view = self.project
         if view is None:
             return
+        with unshared():  # the shipped trees live in an LRU cache, not as long as this file's
+            self._summarize_shipped(view)
+
+    def _summarize_shipped(self, view: ProjectView) -> None:
         # judged at their callers in other files, which summarise them as below
         self.facts.called.update(view.called_elsewhere)
         for shipped in view.foreign:

@@ -91,6 +91,19 @@ def shared_children() -> Iterator[None]:
         _shared = outer
 
 
+@contextmanager
+def unshared() -> Iterator[None]:
+    """No child-list cache for the extent: for trees that may be freed before the shared
+    cache is (another file's helper parsed for a summary), whose node ids a later node
+    could take over."""
+    global _shared
+    outer, _shared = _shared, None
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
 def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The node's child nodes in field order, trivia left out (cached inside
     :func:`shared_children`)."""
