@@ -77,14 +77,9 @@ class Expressions(AnalyzerBase):
             and left
             and right
             and all(v.kind is Kind.CONTAINER for v in left + right)
-        ):  # ``list(a.parameters()) + list(b.parameters())``, ``outs = outs + (h,)``
-            parts = left + right
+        ):  # ``list(a.parameters()) + list(b.parameters())``
             joined = new_value(Kind.CONTAINER)
-            joined.literal_container = all(v.literal_container for v in parts)
-            joined.elements = [e for v in parts for e in v.elements]
-            for v in parts:  # each element keeps when it was first put in
-                for key, when in v.added.items():
-                    joined.added.setdefault(key, when)
+            joined.elements = [e for v in left + right for e in v.elements]
             return [joined]
         return [self._binary_result(left, right, node.operator, node)]
 
@@ -384,7 +379,7 @@ class Expressions(AnalyzerBase):
         groups = {v.group.id for v in values if v.kind is Kind.TENSOR}
         stand = scope.stand_ins.get(name)
         own = groups - stand[1] if stand is not None and stand[0] == binding else groups
-        indexing = self._indexing.take() > 0  # a slice read just before leaves it below 0
+        indexing = self._indexing.take()
         held = [  # (group, when it was put in the container); x[i] picks an unknown element
             (e.group.id, v.added.get(e.id, 0))
             for v in values

@@ -193,7 +193,7 @@ class Mode:
     def take(self) -> int:
         """The depth, which is then cleared: the one read it was raised for consumed it. The
         enclosing block still lowers it on exit, so it can go below zero until the next
-        take: a caller asks ``take() > 0``."""
+        take (kept as the interpreter has always done; see docs/architecture.md)."""
         depth, self.depth = self.depth, 0
         return depth
 
