@@ -383,7 +383,6 @@ class AnalyzerBase:
         #: loop takes at most once; the ``for`` statements being analysed, innermost last
         self._once_branches: dict[int, tuple[int, int, bool]] = {}
         self._for_statements: list[cst.For] = []
-        self._int_constant_cache: dict[int, dict[str, int]] = {}
         #: value id -> the conditional expression arm that chose it (``a if c else b``)
         self._chosen: dict[int, tuple[tuple[int, int], ...]] = {}
         #: call id -> the function whose own code holds the call

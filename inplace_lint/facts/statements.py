@@ -183,10 +183,8 @@ class Statements(AnalyzerBase):
         func = self.scope.ctx.node
         if func is None:
             return {}
-        found = self._int_constant_cache.get(id(func))
-        if found is None:
-            found = self._int_constant_cache[id(func)] = local_int_constants(func)
-        return found
+        counts = self._bound_counts(func)
+        return self._source_fact("int_constants", func, lambda: local_int_constants(func, counts))
 
     def _with(self, stmt: cst.With) -> None:
         scope = self.scope

@@ -143,8 +143,7 @@ def _string_key(node: cst.Subscript) -> str | None:
         return None
     value = node.slice[0].slice.value
     if isinstance(value, cst.SimpleString):
-        key = value.evaluated_value
-        return key if isinstance(key, str) else None
+        return literal_key(value)
     if isinstance(value, cst.Tuple) and any(
         isinstance(e.value, cst.SimpleString) for e in value.elements
     ):
@@ -222,21 +221,27 @@ def iterations(iterable: cst.BaseExpression, constants: dict[str, int] | None = 
     return len(range(start, stop, step))  # type: ignore[arg-type]
 
 
-def local_int_constants(func: cst.FunctionDef) -> dict[str, int]:
-    """Names ``func`` binds exactly once (``bound_names``), by an assignment of an integer
-    literal (``critic_updates = 1``), and that are no parameter or ``global``."""
-    counts, declared = bound_names(func)
+def local_int_constants(func: cst.FunctionDef, counts: dict[str, int]) -> dict[str, int]:
+    """Names ``func`` binds exactly once (``counts``, from ``bound_names``), by an assignment
+    of an integer literal (``critic_updates = 1``), and that are no parameter, nor declared
+    ``global`` or ``nonlocal`` anywhere in it (a nested function may rebind them)."""
     params = {p.name.value for p in (*func.params.posonly_params, *func.params.params)}
     params |= {p.name.value for p in func.params.kwonly_params}
+    params |= {
+        item.name.value
+        for node in walk(func.body, skip=is_expression)
+        if isinstance(node, cst.Global | cst.Nonlocal)
+        for item in node.names
+    }
     found: dict[str, int] = {}
     for node in own_nodes(func):
-        if type(node) is not cst.Assign or len(node.targets) != 1:
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
             continue
         target = node.targets[0].target
         value = _int_literal(node.value)
-        if type(target) is cst.Name and value is not None and counts.get(target.value) == 1:
+        if isinstance(target, cst.Name) and value is not None and counts.get(target.value) == 1:
             found[target.value] = value
-    return {n: v for n, v in found.items() if n not in params and n not in declared}
+    return {n: v for n, v in found.items() if n not in params}
 
 
 def _int_literal(node: cst.BaseExpression, constants: dict[str, int] | None = None) -> int | None:
