@@ -30,7 +30,10 @@ inspects the autograd graph they build:
   eval mode, ``Identity``); ``tensor_properties``: the Tensor data descriptors.
 * modules: whether the graph of ``module(x, ...)`` saved ``x`` or the module's output, and
   for a module returning a tuple, ``outputs``: its length, and ``saved_outputs``: the
-  positions of the outputs it saved (``nn.LSTM``'s ``out`` in ``out, (h, c)``).
+  positions of the outputs it saved (``nn.LSTM``'s ``out`` in ``out, (h, c)``);
+  ``saves_parameters: false`` (present only then) where moving every parameter's version
+  counter before backward (as an optimizer step does) leaves backward working
+  (``nn.Embedding`` keeps its indices, not its weight).
 * functions and modules with an ``inplace`` parameter describe ``inplace=True`` and add
   ``*_out_of_place`` keys for the default. Dropout-like ops are probed in training mode.
 * ``params``: positional parameter names, from ``inspect.signature`` or the aten schema

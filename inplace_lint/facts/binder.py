@@ -122,6 +122,7 @@ def _merged(values: list[Value]) -> list[Value]:
         saves_input=all(s.saves_input for s in specs),
         saves_result=all(s.saves_result for s in specs),
         has_parameters=any(s.has_parameters for s in specs),
+        saves_parameters=any(s.saves_parameters for s in specs),
         is_view=all(s.is_view for s in specs),
     )
     return [new_value(Kind.MODULE, module=merged)]

@@ -671,7 +671,7 @@ class Calls(AnalyzerBase):
             return [result]
         self._hooked_result(spec, result)
         label = short_name(spec.qualname) if spec.qualname else callee
-        if spec.has_parameters:  # before the outputs are made: each of them depends on it
+        if spec.has_parameters and spec.saves_parameters:  # before the outputs are made
             record = ledger.save(
                 owner.group,
                 f"the forward pass of `{callee}`",

@@ -170,6 +170,7 @@ class ModuleResolver:
             saves_input=info.saves_input if inplace else info.saves_input_out_of_place,
             saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
             has_parameters=info.has_parameters,
+            saves_parameters=info.saves_parameters,
             saved_outputs=info.saved_outputs,
             outputs=info.outputs,
             device_outputs=info.device_outputs,

@@ -108,6 +108,8 @@ class ModuleSpec:
     saves_input: bool = False
     saves_result: bool = False
     has_parameters: bool = True
+    #: its forward's graph keeps its parameters (no for ``nn.Embedding``)
+    saves_parameters: bool = True
     is_view: bool = False  # Flatten, Identity and the like return their input or a view
     user_class: str | None = None  # a module class defined in the same file
     #: same-file module classes this attribute may hold (assigned on different paths)

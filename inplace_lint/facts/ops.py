@@ -81,6 +81,8 @@ class ModuleInfo:
     device_saves: str = ""
     #: the positions in ``saved_outputs`` saved only on those devices
     device_outputs: tuple[int, ...] = ()
+    #: its graph keeps its parameters (``Linear``: yes; ``Embedding``: no, only the indices)
+    saves_parameters: bool = True
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,7 @@ def _module(raw: dict[str, Any]) -> ModuleInfo:
         saves_result_out_of_place=bool(raw.get("saves_result_out_of_place", saves_result)),
         saved_outputs=tuple(raw.get("saved_outputs", ())),
         outputs=int(raw.get("outputs", 0)),
+        saves_parameters=bool(raw.get("saves_parameters", True)),
     )
 
 

@@ -277,6 +277,8 @@ def module_entry(name: str) -> dict[str, Any] | None:
         entry["saved_outputs"] = list(outcome.saved_outputs)
     if outcome.outputs:  # a tuple result: its length, for ``out, (h, c) = lstm(x)``
         entry["outputs"] = outcome.outputs
+    if outcome.has_parameters and not outcome.saves_parameters:  # ``Embedding``
+        entry["saves_parameters"] = False
     if entry["inplace_param"] is not None:
         entry["inplace_param"]["index"] -= 1  # drop ``self``
         inplace_outcome = probe_module(cls, recipe, True, train)

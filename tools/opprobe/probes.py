@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 from torch import nn
 
 from .graph import (
@@ -156,6 +157,9 @@ class ModuleOutcome:
     saved_outputs: tuple[int, ...] = ()
     #: for a module returning a tuple: how many elements it has (0 for one tensor)
     outputs: int = 0
+    #: the graph keeps the module's parameters (a write to one between forward and
+    #: backward breaks it): ``Linear`` and ``Conv2d`` do, ``Embedding`` does not
+    saves_parameters: bool = True
 
 
 def probe_module(
@@ -191,7 +195,26 @@ def probe_module(
         has_parameters=any(True for _ in module.parameters()),
         saved_outputs=tuple(sorted(positions)),
         outputs=len(result) if isinstance(result, tuple | list) else 0,
+        saves_parameters=keeps_parameters(module, outs),
     )
+
+
+def keeps_parameters(module: nn.Module, outs: list[torch.Tensor]) -> bool:
+    """Whether backward from ``outs`` needs the module's parameters as they were: move each
+    parameter's version counter (as an optimizer step does) and run backward. True where
+    that cannot be told (no parameter, no output with a graph, another error)."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    graphed = [o for o in outs if o.requires_grad and o.is_floating_point()]
+    if not params or not graphed:
+        return True
+    with torch.no_grad():
+        for param in params:
+            param.add_(0)
+    try:
+        sum(o.sum() for o in graphed).backward()
+    except RuntimeError:
+        return True
+    return False
 
 
 def forward_arg_names(cls: type[nn.Module], count: int) -> list[str]:
