@@ -525,7 +525,7 @@ class Binder(AnalyzerBase):
                 elements.extend(value.elements)
             elif value.kind is Kind.PARAM_ITER:
                 param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
-                param.origin = value.origin
+                param.origin, param.each_param = value.origin, True
                 elements.append(param)
             elif value.kind is Kind.TENSOR and value.several:
                 elements.append(self._part(value))  # ``for t in x.unbind(0)``

@@ -333,12 +333,17 @@ class Calls(AnalyzerBase):
     def _metadata_call(
         self, node: cst.Call, func: cst.Attribute, method: str
     ) -> list[Value] | None:
-        """``x.backward()``, ``x.size()``, ``ctx.save_for_backward(a)``: no tensor computed."""
-        if method in METADATA_METHODS:
+        """``x.backward()``, ``x.size()``, ``ctx.save_for_backward(a)``: no tensor computed;
+        ``accelerator.backward(loss)`` / ``self.manual_backward(loss)``: a backward of the
+        tensor passed (see ``_wrapped_backward``)."""
+        if method in METADATA_METHODS or method == "manual_backward":
             with self._meta:
                 receiver = self._eval(func.value)
             args = self._args(node)
-            if method == "backward":
+            wrapped = _wrapped_backward(method, receiver, args)
+            if wrapped is not None:
+                self._backward_call(node, wrapped, args)
+            elif method == "backward":
                 for value in receiver:  # only a tensor has ``backward()``
                     value.sure = value.sure or value.kind is Kind.TENSOR
                 self._backward_call(node, receiver, args)
@@ -785,3 +790,22 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
+
+
+def _wrapped_backward(
+    method: str, receiver: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
+) -> list[Value] | None:
+    """The tensors a training framework's backward wrapper differentiates: a ``backward``
+    called on what is surely no tensor, or a ``manual_backward``, with a tensor first
+    argument runs ``loss.backward()`` for it (Lightning's ``manual_backward``, Accelerate's,
+    Fabric's and DeepSpeed's ``backward(loss)``); None for any other call. An unknown
+    receiver may still be a tensor (``out.backward(grad)``): then both are roots, which
+    changes nothing for the gradient argument, a tensor no graph kept."""
+    if not args or args[0][0] or method not in ("backward", "manual_backward"):
+        return None
+    passed = [v for v in args[0][2] if v.kind is Kind.TENSOR]
+    if not passed or any(v.kind is Kind.TENSOR and v.sure for v in receiver):
+        return None
+    if method == "manual_backward":
+        return passed
+    return [*receiver, *passed]

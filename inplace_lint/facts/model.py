@@ -184,6 +184,8 @@ class Value:
     #: view itself (``e[:, 0]``: ``(":", "0")``), to tell views of one base apart
     index: tuple[str, ...] | None = None
     blank: bool = False  # made by torch.zeros/empty/full/...: a buffer meant to be filled
+    #: one iteration's parameter of ``for p in module.parameters()``: stands for each in turn
+    each_param: bool = False
     #: a container ``module.state_dict()`` made: the module's own tensors, not copies
     snapshot: bool = False
     #: differentiating against this tensor is wrong: (the in-place write, why), set on what a

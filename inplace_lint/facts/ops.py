@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
@@ -124,6 +124,22 @@ class OpTable:
 
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
+
+    @cached_property
+    def function_namespaces(self) -> frozenset[str]:
+        """The torch namespaces whose public functions the table lists (``torch``,
+        ``torch.nn.functional``, ...)."""
+        return frozenset(name.rsplit(".", 1)[0] for name in self.functions)
+
+    def may_be_inplace_function(self, qualified: str) -> bool:
+        """``torch.<ns>.name_`` may be an in-place function torch has: the table lists its
+        namespace (private names such as ``torch._foreach_mul_`` it leaves out), or it is
+        an unbound ``torch.Tensor`` method. ``torch.init.normal_`` (no such namespace) and
+        ``torch.nn.utils.clip_grad_norm_`` (writes ``.grad``, not its argument) are not."""
+        namespace, _, name = qualified.rpartition(".")
+        return is_inplace_name(name) and (
+            namespace in self.function_namespaces or namespace == "torch.Tensor"
+        )
 
     def inplace_call(self, name: str, args: Sequence[Any]) -> bool:
         """``obj.name(*args)`` (libcst ``Arg`` nodes) may be a tensor's in-place method:

@@ -401,12 +401,15 @@ class Statements(AnalyzerBase):
     def _set_requires_grad(
         self, owner: cst.BaseExpression, source: cst.BaseExpression | None
     ) -> None:
-        """``t.requires_grad = False`` makes ``t`` an ordinary tensor until it is set back."""
+        """``t.requires_grad = False`` makes ``t`` an ordinary tensor until it is set back;
+        in ``for p in module.parameters()`` it freezes the module, as ``requires_grad_``."""
         base = self._eval(owner)
         flag = literal_bool(source) if source is not None else None
         for value in base:
             if value.kind is not Kind.TENSOR:
                 continue
+            if value.each_param and flag is not None:
+                value.group.frozen = not flag
             if flag is False:
                 value.grad = 0
                 value.leaf = False

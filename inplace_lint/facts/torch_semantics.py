@@ -30,7 +30,6 @@ from inplace_lint.facts.op_extras import (
 )
 from inplace_lint.facts.ops import (
     OpInfo,
-    is_inplace_name,
     maybe_self_methods,
 )
 from inplace_lint.facts.state import AnalyzerBase, _Scope
@@ -417,10 +416,7 @@ class TorchSemantics(AnalyzerBase):
         inputs = [v for _, _, vs in args for v in self._flatten(vs) if v.kind is Kind.TENSOR]
         self._use(inputs)
         inplace_mode = _inplace_mode(info, args)
-        name_inplace = (
-            is_inplace_name(qualified.rsplit(".", 1)[1])
-            and not qualified.startswith("torch.nn.utils.")  # clip_grad_norm_ writes .grad
-        )
+        name_inplace = self.table.may_be_inplace_function(qualified)
         if (inplace_mode or (info is not None and info.inplace) or name_inplace) and first:
             return self._torch_inplace(qualified, node, args, info, inplace_mode, inputs)
         out_values = [v for kw, _, vs in args if kw == "out" for v in vs]
@@ -440,7 +436,13 @@ class TorchSemantics(AnalyzerBase):
                     v.kind is Kind.TENSOR and v.sure and v.origin != "arg" for v in out_values
                 )
                 evident = [v for v in given if not self._grad_guessed(v)]
-                if sure and not self.scope.no_grad and self._grad_of(evident) == 2:
+                differentiable = info is None or not info.detached  # not ``nonzero``'s
+                if (
+                    sure
+                    and differentiable
+                    and not self.scope.no_grad
+                    and self._grad_of(evident) == 2
+                ):
                     # torch refuses it at once: 'functions with out=... arguments don't
                     # support automatic differentiation, but one of the arguments requires
                     # grad' (an ``out=`` leaf that requires grad is IPL003's); not for an
