@@ -469,21 +469,35 @@ class Binder(AnalyzerBase):
         counters: frozenset[str] = frozenset(),
         once: bool = False,
         single: bool = False,
+        distinct: dict[int, int] | None = None,
+        header: frozenset[int] = frozenset(),
     ) -> None:
         """Two passes over a loop body (one where it runs exactly once: ``single``); then,
         unless the loop surely runs (``once``), what the names held before it (the loop may
-        not run at all)."""
+        not run at all). ``distinct``: the target's values that are elements of a container
+        (by id, with the container's id); the second pass binds other elements in their
+        place (another iteration's tensor)."""
         scope = self.scope
         start_env = dict(scope.env)
         # Two passes let iteration k meet iteration k-1; deep nests get one to stay linear.
         with self._loop_depth:
             passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH and not single else 1
-            frame = _LoopFrame(key=self._next(), counters=counters, started=0, body=body)
+            frame = _LoopFrame(
+                key=self._next(), counters=counters, started=0, body=body, header=header
+            )
             self._loops.append(frame)
-            for _ in range(passes):
+            for index in range(passes):
                 frame.started = self._next()
                 if target is not None:
-                    self._bind_loop_target(*target, parts or {})
+                    node, elements = target
+                    named = parts or {}
+                    if distinct:
+                        elements = self._others(elements, distinct, index, frame)
+                        named = {
+                            name: self._others(vs, distinct, index, frame)
+                            for name, vs in named.items()
+                        }
+                    self._bind_loop_target(node, elements, named)
                 self._block(body)
                 for container, element, when in frame.deferred:
                     container.elements.append(element)
@@ -497,6 +511,17 @@ class Binder(AnalyzerBase):
             for value in values:
                 if all(value is not seen for seen in bucket):
                     bucket.append(value)
+
+    def _others(
+        self, values: list[Value], distinct: dict[int, int], index: int, frame: _LoopFrame
+    ) -> list[Value]:
+        """``values`` for pass ``index``: after the first, each container element replaced
+        by another one (``_another``); the frame notes the elements the target holds."""
+        out = [self._another(v) if index and v.id in distinct else v for v in values]
+        for new, value in zip(out, values, strict=True):
+            if value.id in distinct:
+                frame.elements[new.id] = distinct[value.id]
+        return out
 
     def _bind_loop_target(
         self, node: cst.BaseExpression, elements: list[Value], parts: dict[str, list[Value]]
@@ -517,12 +542,18 @@ class Binder(AnalyzerBase):
         for name, values in parts.items():
             self._bind(name, list(values))
 
-    def _iterate(self, iterable: list[Value]) -> list[Value]:
-        """What one iteration over ``iterable`` may yield."""
+    def _iterate(
+        self, iterable: list[Value], distinct: dict[int, int] | None = None
+    ) -> list[Value]:
+        """What one iteration over ``iterable`` may yield; ``distinct`` collects the ids of
+        the tensors taken from containers (each iteration holds another one), each with
+        the id of its container."""
         elements: list[Value] = []
         for value in iterable:
             if value.kind is Kind.CONTAINER:
                 elements.extend(value.elements)
+                if distinct is not None:
+                    distinct.update((e.id, value.id) for e in value.elements if e.is_tensor)
             elif value.kind is Kind.PARAM_ITER:
                 param = Value(kind=Kind.TENSOR, group=value.group, grad=2, leaf=True)
                 param.origin, param.each_param = value.origin, True
@@ -530,7 +561,13 @@ class Binder(AnalyzerBase):
             elif value.kind is Kind.TENSOR and value.several:
                 elements.append(self._part(value))  # ``for t in x.unbind(0)``
             elif value.kind is Kind.TENSOR and value.sure:
-                elements.append(self._view(value))  # each iteration yields one row
+                row = self._view(value)  # each iteration yields one row
+                elements.append(row)
+                # a parameter a loop iterates is most often a list of tensors (feature maps
+                # per scale), whose elements are separate tensors; the rows of one tensor
+                # share its version counter, so this gives up that case for a parameter
+                if distinct is not None and value.origin == "arg":
+                    distinct[row.id] = value.id
             elif (
                 value.kind is Kind.MODULE
                 and value.module is not None
@@ -539,7 +576,9 @@ class Binder(AnalyzerBase):
                 elements.extend(self._list_members(value))
         return elements
 
-    def _zipped(self, stmt: cst.For) -> tuple[dict[str, list[Value]], bool] | None:
+    def _zipped(
+        self, stmt: cst.For, distinct: dict[int, int] | None = None
+    ) -> tuple[dict[str, list[Value]], bool] | None:
         """``for i, block in enumerate(self.blocks)`` / ``for p, q in zip(a.parameters(),
         b.parameters())``: the modules or parameters each name of the target tuple gets;
         ``reversed(xs)`` iterates like ``xs``. None when the loop is not over these calls.
@@ -559,7 +598,7 @@ class Binder(AnalyzerBase):
         kind = call.func.value
         evaluated = [self._eval(arg.value) for arg in call.args]
         runs = model_parts(evaluated[0])
-        sources = [self._iterate(values) for values in evaluated]
+        sources = [self._iterate(values, distinct) for values in evaluated]
         target = stmt.target
         if kind == "reversed":
             names: list[cst.BaseExpression] = [target]
@@ -568,20 +607,14 @@ class Binder(AnalyzerBase):
         else:
             return {}, runs
         if kind == "enumerate":
-            sources = [[], sources[0]]
+            sources = [[new_value(Kind.OTHER)], sources[0]]  # the count is an int
         if len(names) != len(sources):
             return {}, runs
-        # only modules, parameters and the views ``unbind``/``chunk`` give: elements of
-        # tensor lists stay unknown, as before
+        # each name gets what a plain ``for name in source`` gives it
         parts = {
             name.value: values
             for name, values in zip(names, sources, strict=True)
-            if isinstance(name, cst.Name)
-            and values
-            and all(
-                v.kind is Kind.MODULE or (v.kind is Kind.TENSOR and (v.leaf or v.multi_view))
-                for v in values
-            )
+            if isinstance(name, cst.Name) and values
         }
         return parts, runs
 

@@ -402,6 +402,8 @@ class Expressions(AnalyzerBase):
                 continue
             if pending.through_view and not (pending.bound_away and pending.bound_elsewhere):
                 continue  # the write was meant for the view's base
+            if self._meant_for(pending, values, node):
+                continue  # ``for t in tensors: normalize_(t)`` then ``tensors`` read
             if pending.loops and self._other_iteration_element(pending, node):
                 continue
             if pending.loops and self._apart_by_once_arm(pending, values):
@@ -437,6 +439,16 @@ class Expressions(AnalyzerBase):
                 continue  # softmax of a -inf fill: zero gradient there either way
             pending.done = True
             self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+
+    def _meant_for(self, pending: _Pending, values: list[Value], node: cst.CSTNode) -> bool:
+        """The write went through a loop's target into the list read here, and the read
+        wants the new values: any read after a procedure wrote the element; after a direct
+        write (``for acc in accs: acc.add_(g)``), the loop iterating the list again or the
+        function handing the list back (``return accs``)."""
+        if not pending.meant_for or not all(v.id in pending.meant_for for v in values):
+            return False
+        at = pending.meant_at
+        return at is None or id(node) in at or id(node) in self._handed_back
 
     def _fills_minus_infinity(self, write: Write) -> bool:
         value = fill_value(write)

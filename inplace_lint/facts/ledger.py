@@ -230,6 +230,11 @@ class Pending:
     bound_away: bool = False
     #: written in a state update: stale only for a second update through another name
     alias_only: bool = False
+    #: the element a loop took from these containers was written: by a procedure, every
+    #: read of them wants the new value; directly, the reads in ``meant_at`` (the nodes of
+    #: the loop headers that iterate them again)
+    meant_for: frozenset[int] = frozenset()
+    meant_at: frozenset[int] | None = None
 
     def soft_alias(self, value: Held) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""

@@ -13,7 +13,7 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
@@ -39,6 +39,7 @@ from inplace_lint.facts.fixed_lists import fixed_lists
 from inplace_lint.facts.grown_lists import Leads, Pairs, grown
 from inplace_lint.facts.hooks import BackwardHooks
 from inplace_lint.facts.ledger import Pending as _Pending
+from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import (
     Group,
@@ -84,6 +85,11 @@ class _LoopFrame:
     #: what arms that ``continue`` put into containers: (container, element, when), seen by
     #: the next iteration and after the loop, not by the rest of this one
     deferred: list[tuple[Value, Value, int]] = field(default_factory=list)
+    #: the container elements the loop target holds (``for t in tensors``): element id ->
+    #: the container's id
+    elements: dict[int, int] = field(default_factory=dict)
+    #: the ids of the nodes of the loop's header (``zip(acc, grads)`` in ``for a, g in ...``)
+    header: frozenset[int] = frozenset()
 
     @functools.cached_property
     def bound(self) -> frozenset[str]:
@@ -307,6 +313,8 @@ class AnalyzerBase:
         self._overwriting_reads: set[int] = set()
         #: ids of expressions that are the receiver of an in-place method (``x`` of ``x.mul_``)
         self._updating_reads: set[int] = set()
+        #: ids of names a ``return`` hands back whole (``return acc``)
+        self._handed_back: set[int] = set()
         #: groups of parameters called like functions, taken for models (``_guessed_model``)
         self._guessed_groups: set[int] = set()
 
@@ -571,3 +579,18 @@ class AnalyzerBase:
         part.group = Group(name=value.group.name)
         value.group.adopt(part.group)
         return part
+
+    def _another(self, value: Value) -> Value:
+        """Another element of what ``value`` was taken from: what a later iteration of ``for
+        x in xs`` holds is a different tensor (same kind and history, a storage of its own,
+        or another region of the same base for the rows of a tensor), so its writes do not
+        reach what an earlier iteration kept. A list holding one tensor several times is the
+        case this gives up."""
+        old = value.group
+        group = Group(name=old.name, leaf=old.leaf, tensor=old.tensor, frozen=old.frozen)
+        if old.parent is not None:  # another row of the same tensor, another member
+            old.parent.adopt(group)
+        other = replace(value, group=group, id=next_id(), hist=set(value.hist))
+        other.elements, other.items = list(value.elements), dict(value.items)
+        other.added, other.slots = dict(value.added), dict(value.slots)
+        return other

@@ -158,7 +158,9 @@ class Statements(AnalyzerBase):
             self._for_statements.pop()
 
     def _for_loop(self, stmt: cst.For) -> None:
-        zipped = self._zipped(stmt)
+        distinct: dict[int, int] = {}
+        header = _node_ids(stmt.iter)
+        zipped = self._zipped(stmt, distinct)
         counters = _counters(stmt)
         count = iterations(stmt.iter, self._int_constants())
         once = bool(count)
@@ -166,17 +168,42 @@ class Statements(AnalyzerBase):
         if zipped is not None:
             parts, runs = zipped
             self._loop(
-                stmt.body.body, (stmt.target, []), parts, counters, once=once or runs, single=single
+                stmt.body.body,
+                (stmt.target, []),
+                parts,
+                counters,
+                once=once or runs,
+                single=single,
+                distinct=distinct,
+                header=header,
             )
         else:
             iterated = self._eval(stmt.iter)
             once = once or model_parts(iterated)
-            elements = self._iterate(iterated)
+            elements = self._iterate(iterated, distinct)
+            if self._counts(stmt.iter):
+                elements = [new_value(Kind.OTHER)]  # ``for i in range(n)``: ints
             self._loop(
-                stmt.body.body, (stmt.target, elements), counters=counters, once=once, single=single
+                stmt.body.body,
+                (stmt.target, elements),
+                counters=counters,
+                once=once,
+                single=single,
+                distinct=distinct,
+                header=header,
             )
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
+
+    def _counts(self, node: cst.BaseExpression) -> bool:
+        """``range(...)`` of the builtin: it yields ints."""
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "range"
+            and "range" not in self.functions
+            and self._lookup("range") is None
+        )
 
     def _int_constants(self) -> dict[str, int]:
         """The function's names bound once to an integer literal (cached per function)."""
@@ -228,9 +255,11 @@ class Statements(AnalyzerBase):
             self._augassign(small)
         elif isinstance(small, cst.Return):
             if small.value is not None:
+                self._handed_back.update(id(n) for n in _names_returned(small.value))
                 values = self._eval(small.value)
                 self._note_return_shape(small.value, values)
                 flat = self._flatten(values)
+                self._return_arms(small.value, flat)
                 scope.escapes.extend(flat)
                 scope.returned_at.append((tuple(self._path), flat))
                 # a tuple display's items may each be several values, which breaks its
@@ -242,6 +271,15 @@ class Statements(AnalyzerBase):
             target = small.target
             if isinstance(target, cst.Name):
                 scope.env.pop(target.value, None)
+
+    def _return_arms(self, node: cst.BaseExpression, values: list[Value]) -> None:
+        """``return score`` where ``score`` holds a tensor only on some arms of an earlier
+        branch (the one before ``if scale: score = scale * score``): a caller binding the
+        result holds it on those arms only, as for ``a if c else b``."""
+        tags = self.scope.arms.get(node.value, {}) if isinstance(node, cst.Name) else {}
+        for value in values:
+            if value.id in tags:
+                self._chosen.setdefault(value.id, tags[value.id])
 
     def _assign(
         self, target: cst.BaseExpression, values: list[Value], source: cst.BaseExpression | None
@@ -520,3 +558,21 @@ def _first_param(func: cst.FunctionDef | None, target: cst.Attribute) -> bool:
     if func is None or not func.params.params or not isinstance(target.value, cst.Name):
         return False
     return func.params.params[0].name.value == target.value.value
+
+
+def _node_ids(node: cst.CSTNode) -> frozenset[int]:
+    """The ids of ``node`` and every node under it."""
+    ids: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        ids.add(id(current))
+        stack.extend(current.children)
+    return frozenset(ids)
+
+
+def _names_returned(node: cst.BaseExpression) -> list[cst.Name]:
+    """The names ``return`` hands back whole: ``return acc`` or ``return acc, total``."""
+    if isinstance(node, cst.Tuple | cst.List):
+        return [e.value for e in node.elements if isinstance(e.value, cst.Name)]
+    return [node] if isinstance(node, cst.Name) else []

@@ -1,0 +1,223 @@
+"""Facts about loops and returns, each from the seventeenth session's measurements (round 24's
+coach trainer and yolov4 loss, round 6's yolov5 loop, untuned run 21's curvlinops and texar):
+a ``zip``/``enumerate`` loop over lists of tensors binds their elements; a later iteration
+holds another element, not the one an earlier iteration kept; a procedure applied to each
+element of a list, or an accumulation the loop reads back or the function returns, changes
+that list on purpose; a returned name keeps the branch arms it held its tensor on. Every
+program is run with torch.
+"""
+
+from __future__ import annotations
+
+import pytest
+from programs import behave, codes, run
+
+ZIPPED = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+def main():
+    lstm = nn.LSTM(3, 4, batch_first=True)
+    head = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD([*lstm.parameters(), *head.parameters()], lr=0.1)
+    hidden, _ = lstm(torch.randn(2, 5, 3))
+    preds = [head(hidden[:, i]) for i in range(2)]
+    golds = [torch.tensor([0, 1]), torch.tensor([1, 0])]
+    for pred, gold in zip(preds, golds):
+        loss = nn.functional.cross_entropy(pred, gold)
+        loss.backward(retain_graph=True)
+        {inside}
+    {after}
+
+
+main()
+"""
+
+
+def test_a_zip_loop_over_tensor_lists_binds_their_elements() -> None:
+    hazard = ZIPPED.format(inside="optimizer.step()", after="")
+    safe = ZIPPED.format(inside="", after="optimizer.step()")
+    assert codes(hazard) == [(18, "IPL001")]
+    assert codes(safe) == []
+    behave(hazard, safe)
+
+
+CLIPPED = """
+import torch
+
+torch.manual_seed(0)
+
+
+def clip_coords(boxes, limit):
+    boxes[:, 0].clamp_(0, limit)
+
+
+def main():
+    output = [torch.rand(3, 5) * 4, torch.rand(2, 5) * 4]
+    stats, seen = [], []
+    for pred in output:
+        {before}
+        clip_coords(pred, 1.0)
+        {after}
+    return torch.cat(stats), torch.cat(seen), torch.cat(output)
+
+
+kept, seen, boxes = main()
+"""
+
+
+KEEP = "stats.append(pred[:, 0])\n        seen.append(pred[:, 0].clone())"
+
+
+def test_a_later_iteration_holds_another_element_of_the_list() -> None:
+    """Kept after the clip, each iteration's column is its own element's: the next
+    iteration's clip writes another tensor. Kept before it, the clip changes it."""
+    safe = CLIPPED.format(before="", after=KEEP)
+    hazard = CLIPPED.format(before=KEEP, after="")
+    assert codes(safe) == []
+    assert codes(hazard) == [(8, "IPL004")]
+    torch = pytest.importorskip("torch")
+    assert torch.equal(run(safe)["kept"], run(safe)["seen"])
+    assert not torch.equal(run(hazard)["kept"], run(hazard)["seen"])
+
+
+def test_a_procedure_applied_to_each_element_changes_the_list_on_purpose() -> None:
+    source = """
+import torch
+
+
+def normalize_(boxes):
+    boxes.div_(boxes.amax())
+
+
+def main():
+    output = [torch.rand(3, 4) + 1, torch.rand(2, 4) + 1]
+    for pred in output:
+        normalize_(pred)
+    return torch.cat(output)
+
+
+boxes = main()
+"""
+    assert codes(source) == []
+    assert float(run(source)["boxes"].max()) == 1.0  # what the caller reads is normalized
+
+
+def test_a_forward_input_a_loop_iterates_holds_separate_tensors() -> None:
+    """Round 24's yolov4 loss: ``for output in xin`` over the heads' outputs; the next
+    head's output is another tensor than the one the last iteration's ``pow`` saved."""
+    source = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class YoloLoss(nn.Module):
+    def forward(self, xin, scale):
+        loss = 0
+        for output in xin:
+            output = output.permute(0, 2, 1)
+            output[..., 2:4] *= scale
+            loss = loss + (output[..., :2] ** 2).sum()
+        return loss
+
+
+def main():
+    head = nn.Linear(3, 4)
+    xin = [head(torch.randn(2, 5, 3)), head(torch.randn(2, 6, 3))]
+    YoloLoss()(xin, 0.5).backward()
+
+
+main()
+"""
+    assert codes(source) == []
+    run(source)
+
+
+SCORED = """
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+def luong_score(query, keys, scale):
+    score = torch.matmul(query, keys.permute(0, 2, 1))
+    if scale is not None:
+        score = {scaled}
+    return score
+
+
+class LuongAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention_g = nn.Parameter(torch.ones(()))
+        self.attention_score_bias = nn.Parameter(torch.zeros(()))
+
+    def forward(self, query, keys):
+        score = luong_score(query, keys, self.attention_g)
+        score += self.attention_score_bias
+        return score
+
+
+LuongAttention()(torch.randn(2, 1, 3), torch.randn(2, 4, 3)).sum().backward()
+"""
+
+
+def test_a_returned_name_keeps_the_arms_it_held_its_tensor_on() -> None:
+    """texar's ``_luong_score``: ``mul`` saved the matmul result only on the arm that
+    rebinds ``score`` to its own result, so the caller never holds what it saved."""
+    safe = SCORED.format(scaled="scale * score")
+    hazard = SCORED.format(scaled="torch.sigmoid(scale * score)")
+    assert codes(safe) == []
+    assert codes(hazard) == [(23, "IPL001")]
+    behave(hazard, safe)
+
+
+ACCUMULATED = """
+import torch
+
+torch.manual_seed(0)
+
+
+def matmat(params, batches):
+    JTM = []
+    for p in params:
+        JTM.append(torch.zeros_like(p))
+    first = {first}
+    for batch in batches:
+        {loop}
+            JTM_p.add_(JTM_batch_p)
+    started = first.sum()
+    return JTM, started
+
+
+params = [torch.randn(3), torch.randn(2)]
+batches = [[torch.ones(3), torch.ones(2)], [torch.ones(3), torch.ones(2)]]
+total, started = matmat(params, batches)
+"""
+
+
+ZIP_LOOP = "for JTM_p, JTM_batch_p in zip(JTM, batch):"
+
+
+PLAIN_LOOP = "for i, JTM_p in enumerate(JTM):\n            JTM_batch_p = batch[i]"
+
+
+def test_a_write_through_the_loop_target_is_meant_for_the_list() -> None:
+    """curvlinops' ``_matmat``: accumulating into each element of ``JTM`` updates ``JTM``
+    on purpose (the loop reads it again, the function hands it back); a name that kept an
+    element before the loop sees the sums too."""
+    hazard = ACCUMULATED.format(first="JTM[0]", loop=ZIP_LOOP)
+    safe = ACCUMULATED.format(first="JTM[0].clone()", loop=ZIP_LOOP)
+    plain = ACCUMULATED.format(first="JTM[0].clone()", loop=PLAIN_LOOP)
+    assert codes(hazard) == [(14, "IPL002")]
+    assert codes(safe) == codes(plain) == []
+    torch = pytest.importorskip("torch")
+    assert float(run(safe)["started"]) == 0.0
+    assert float(run(hazard)["started"]) == 6.0  # the sums, not the zeros it kept
+    assert torch.equal(torch.cat(run(safe)["total"]), torch.cat(run(hazard)["total"]))
