@@ -187,15 +187,25 @@ class Backward(AnalyzerBase):
                 # made the update): only a caller differentiating the same graph again would
                 # meet it (issue 18)
                 continue
-            if node is None and write.name and self._copies_itself(write.name):
+            given = self._argument_storage(record)
+            if node is None and given and write.name and self._copies_itself(write.name):
                 # ``if self.training: spec = spec.clone()``: the function writes its input
-                # only on the arm where it decided no caller differentiates it
+                # only on the arm where it decided no caller differentiates it (what it
+                # saves of its own copy is another matter)
                 continue
             self.facts.saved_overwrites.append(ev.SavedOverwrite(write, record, node, what))
         if node is not None:
             scope.differentiated |= {r.id for r in records}
         if not retain and node is not None:
             scope.consumed |= {r.id for r in records}
+
+    def _argument_storage(self, record: SaveRecord) -> bool:
+        """``record`` saved a tensor of an argument's storage."""
+        return any(
+            v.origin == "arg" and v.group is record.group
+            for values in self.scope.env.values()
+            for v in values
+        )
 
     def _note_method_backward(
         self, records: set[SaveRecord], node: cst.CSTNode | None, retain: bool

@@ -98,9 +98,14 @@ class Expressions(AnalyzerBase):
             values = list(self._eval(node.left))
             for comp in node.comparisons:
                 values.extend(self._eval(comp.comparator))
-        tensors = [v for v in values if v.kind is Kind.TENSOR and v.sure]
-        if tensors and not metadata:
-            return [new_value(Kind.TENSOR, grad=0)]
+        if metadata:
+            return [new_value(Kind.OTHER)]
+        # a comparison with a tensor is a bool tensor; with what may be one, maybe one (a
+        # mask: as an index it gathers a copy, ``logits[labels != -100]``)
+        if any(v.kind is Kind.TENSOR and v.sure for v in values):
+            return [new_value(Kind.TENSOR, grad=0, dtype="bool")]
+        if any(v.kind is Kind.TENSOR for v in values):
+            return [new_value(Kind.TENSOR, grad=0, sure=False, dtype="bool")]
         return [new_value(Kind.OTHER)]
 
     def _eval_boolean(self, node: cst.BooleanOperation) -> list[Value]:
@@ -110,7 +115,7 @@ class Expressions(AnalyzerBase):
         self._subscript_of[id(node.value)] = node
         with self._indexing.raised(not _constant_index(node)):
             base = self._eval(node.value)
-        advanced = self._eval_slices(node)
+        advanced, maybe = self._eval_slices(node)
         key = _string_key(node)
         out: list[Value] = []
         for value in base:
@@ -118,6 +123,11 @@ class Expressions(AnalyzerBase):
                 out.append(_saved_element(value, int_index(node)))  # ``ctx.saved_tensors[0]``
                 continue
             elements = self._element(value, key, advanced)
+            if value.kind is Kind.TENSOR and maybe and not advanced:
+                for element in elements:  # ``x[idx]``, ``idx`` of no known kind: a view
+                    if element.view and element.group is value.group:  # or a gathered copy
+                        element.soft_of = element.soft_of or value.soft_of or value.id
+                        element.gathered = True
             if value.kind is Kind.TENSOR and not value.view and not advanced and key is None:
                 texts = _subscript_texts(self.module, node)
                 for element in elements:
@@ -322,9 +332,10 @@ class Expressions(AnalyzerBase):
         container.elements.extend(values or [self._unknown()])
         return container
 
-    def _eval_slices(self, node: cst.Subscript) -> bool:
-        """Evaluate the index; True when it is advanced (a tensor, list or mask): a copy."""
-        advanced = False
+    def _eval_slices(self, node: cst.Subscript) -> tuple[bool, bool]:
+        """Evaluate the index: whether it is advanced (a tensor, list or mask: a copy), and
+        whether it may be (a value of no known kind: an int, or a tensor)."""
+        advanced = maybe = False
         with self._meta:
             for element in node.slice:
                 if isinstance(element.slice, cst.Index):
@@ -333,12 +344,15 @@ class Expressions(AnalyzerBase):
                     advanced = advanced or isinstance(
                         index, cst.List | cst.ListComp | cst.Comparison
                     )
-                    advanced = advanced or any(v.kind is Kind.TENSOR and v.sure for v in values)
+                    advanced = advanced or any(
+                        v.kind is Kind.TENSOR and (v.sure or v.dtype == "bool") for v in values
+                    )
+                    maybe = maybe or any(v.kind is Kind.TENSOR and not v.sure for v in values)
                 else:
                     for part in (element.slice.lower, element.slice.upper, element.slice.step):
                         if part is not None:
                             self._eval(part)
-        return advanced
+        return advanced, maybe
 
     def _eval_name(self, node: cst.Name) -> list[Value]:
         name = node.value

@@ -44,6 +44,7 @@ class LedgerWrite(Protocol):
     path: Path
     elsewhere: bool
     name: str | None
+    soft_through: frozenset[int]
 
     @property
     def rebinds(self) -> frozenset[str]:
@@ -165,11 +166,21 @@ class SaveRecord:
     #: kept only because this tensor itself requires grad (``pad(x)``, ``x.pow(2)``): a
     #: summary holds for a caller only when what the caller passes does
     own: bool = False
+    #: saved through a soft alias of the value with this id (``x.float()``, which may be
+    #: ``x`` or a copy): only a write through such an alias surely reaches what was saved
+    soft: int | None = None
     id: int = field(default_factory=next_id)
 
 
 def save(
-    group: Group, op: str, node: Any, role: str, tensor: str, path: Path, own: bool = False
+    group: Group,
+    op: str,
+    node: Any,
+    role: str,
+    tensor: str,
+    path: Path,
+    own: bool = False,
+    soft: int | None = None,
 ) -> SaveRecord:
     """Record that ``op`` saved ``group`` as it is now (its current versions)."""
     return SaveRecord(
@@ -182,6 +193,7 @@ def save(
         tensor=tensor,
         path=path,
         own=own,
+        soft=soft,
     )
 
 
@@ -204,6 +216,8 @@ def overwritten(
             writes = group.hidden_after(record.hidden, record.path)
         rebound: set[str] = set()
         for write in writes:
+            if record.soft is not None and record.soft not in write.soft_through:
+                continue  # written through the value itself, which may not be what was saved
             # after ``identity += out`` the name holds the in-place result; a later write
             # through it reaches the save only because of that one, so it is not its own
             if write.name is None or write.name not in rebound:

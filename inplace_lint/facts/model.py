@@ -59,6 +59,8 @@ class Write:
     nested: bool = False
     param: str = ""
     path: tuple[tuple[int, int], ...] = ()  # (branch, arm) pairs the write sits in
+    #: the values whose soft aliases (``x.float()``) the write went through, by id
+    soft_through: frozenset[int] = frozenset()
     shape_only: bool = False  # ``squeeze_()`` and friends: new shape, same values
     #: made in a function named like a state update (``heuristics.state_update_name``) or in
     #: an optimizer class: its ``.data`` writes are meant to bypass autograd
@@ -178,6 +180,8 @@ class Value:
     #: the whole result of such an op (the tuple of its views, not one of them)
     several: bool = False
     soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
+    #: made by an index of no known kind (``x[idx]``): a view of ``soft_of`` or a copy
+    gathered: bool = False
     #: the dtype's category where known: "float", "int" or "bool" (``a / b`` is "float")
     dtype: str = ""
     #: the index texts of the basic subscript that made this view of a value that is no

@@ -553,6 +553,9 @@ class AnalyzerBase:
             via_detach=value.via_detach,
             multi_view=value.multi_view,
             dtype=value.dtype,
+            # a view of what an index of no known kind gave may be a copy too
+            soft_of=value.soft_of if value.gathered else None,
+            gathered=value.gathered,
             # a view of ``w[:, :n]`` covers no element outside it: the base view's index
             # still bounds what it writes or reads (``w[:, :n].reshape(-1, g)``)
             index=value.index,

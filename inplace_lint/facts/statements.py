@@ -491,7 +491,7 @@ class Statements(AnalyzerBase):
         target = node.target
         if isinstance(target, cst.Subscript):
             base = self._eval(target.value)
-            advanced = self._eval_slices(target)
+            advanced, _ = self._eval_slices(target)
             # ``records["acc"] += ...``: no tensor takes a string index, so this is an entry
             # of a mapping, written in place only if that entry is known to be a tensor
             keyed = _string_key(target) is not None

@@ -286,12 +286,12 @@ class TorchSemantics(AnalyzerBase):
         """``op`` saved ``value`` for backward: every value in ``into`` now depends on it.
 
         A soft alias (``x.float()``, ``x.to(dtype)``) is a copy as often as it is ``x``
-        itself, so what an op keeps of it says nothing definite about ``x``.
+        itself, so what an op keeps of it says nothing definite about ``x``: the save counts
+        only for writes through such an alias (``x = x.float(); v = x.var(); x -= m``).
         """
-        if value.soft_of is not None:
-            return
         tensor = value.group.name or value.arg_name
-        record = ledger.save(value.group, op, node, role, tensor, tuple(self._path), own)
+        path = tuple(self._path)
+        record = ledger.save(value.group, op, node, role, tensor, path, own, value.soft_of)
         for result in into:
             result.hist.add(record)
 

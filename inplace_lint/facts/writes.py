@@ -144,6 +144,7 @@ class Writes(AnalyzerBase):
         """Move the version counter (or, for a hidden write, the hidden counter) of every
         storage group written; the written values now depend on what ``extra`` saved."""
         groups: dict[int, Group] = {v.group.id: v.group for v in tensors}
+        write.soft_through = frozenset(v.soft_of for v in tensors if v.soft_of is not None)
         tags = self.scope.arms.get(written_name, {}) if written_name is not None else {}
         for value in tensors:
             if value.id in tags:  # the name holds this tensor only on some arms
