@@ -227,3 +227,22 @@ class Backward(AnalyzerBase):
             self.scope.backward_seen = True
             self._note_method_backward(set(records), node, retain)  # for this method's callers
             self._backward_records(set(records), node, retain, f"`self.{method}()`")
+
+
+def wrapped_backward(
+    method: str, receiver: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
+) -> list[Value] | None:
+    """The tensors a training framework's backward wrapper differentiates: a ``backward``
+    called on what is surely no tensor, or a ``manual_backward``, with a tensor first
+    argument runs ``loss.backward()`` for it (Lightning's ``manual_backward``, Accelerate's,
+    Fabric's and DeepSpeed's ``backward(loss)``); None for any other call. An unknown
+    receiver may still be a tensor (``out.backward(grad)``): then both are roots, which
+    changes nothing for the gradient argument, a tensor no graph kept."""
+    if not args or args[0][0] or method not in ("backward", "manual_backward"):
+        return None
+    passed = [v for v in args[0][2] if v.kind is Kind.TENSOR]
+    if not passed or any(v.kind is Kind.TENSOR and v.sure for v in receiver):
+        return None
+    if method == "manual_backward":
+        return passed
+    return [*receiver, *passed]

@@ -10,6 +10,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts import ledger
+from inplace_lint.facts.backward import wrapped_backward
 from inplace_lint.facts.call_shapes import (
     Args,
     builds_over_parameters,
@@ -340,7 +341,7 @@ class Calls(AnalyzerBase):
             with self._meta:
                 receiver = self._eval(func.value)
             args = self._args(node)
-            wrapped = _wrapped_backward(method, receiver, args)
+            wrapped = wrapped_backward(method, receiver, args)
             if wrapped is not None:
                 self._backward_call(node, wrapped, args)
             elif method == "backward":
@@ -790,22 +791,3 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
-
-
-def _wrapped_backward(
-    method: str, receiver: list[Value], args: list[tuple[str, cst.Arg, list[Value]]]
-) -> list[Value] | None:
-    """The tensors a training framework's backward wrapper differentiates: a ``backward``
-    called on what is surely no tensor, or a ``manual_backward``, with a tensor first
-    argument runs ``loss.backward()`` for it (Lightning's ``manual_backward``, Accelerate's,
-    Fabric's and DeepSpeed's ``backward(loss)``); None for any other call. An unknown
-    receiver may still be a tensor (``out.backward(grad)``): then both are roots, which
-    changes nothing for the gradient argument, a tensor no graph kept."""
-    if not args or args[0][0] or method not in ("backward", "manual_backward"):
-        return None
-    passed = [v for v in args[0][2] if v.kind is Kind.TENSOR]
-    if not passed or any(v.kind is Kind.TENSOR and v.sure for v in receiver):
-        return None
-    if method == "manual_backward":
-        return passed
-    return [*receiver, *passed]
