@@ -221,3 +221,50 @@ def test_a_write_through_the_loop_target_is_meant_for_the_list() -> None:
     assert float(run(safe)["started"]) == 0.0
     assert float(run(hazard)["started"]) == 6.0  # the sums, not the zeros it kept
     assert torch.equal(torch.cat(run(safe)["total"]), torch.cat(run(hazard)["total"]))
+
+
+TILED = """
+import torch
+
+torch.manual_seed(0)
+
+
+def blend_h(a, b, blend_extent):
+    for x in range(blend_extent):
+        b[:, x] = a[:, -blend_extent + x] * (1 - x / blend_extent) + b[:, x] * (x / blend_extent)
+    return b
+
+
+def tiled_decode(z):
+    rows = []
+    for i in range(2):
+        row = []
+        for j in range(3):
+            row.append(torch.tanh(z[i, j]))
+        rows.append(row)
+    first = {first}
+    result_rows = []
+    for i, row in enumerate(rows):
+        result_row = []
+        for j, tile in enumerate(row):
+            if j > 0:
+                tile = blend_h(row[j - 1], tile, 2)
+            result_row.append(tile[:, :3])
+        result_rows.append(torch.cat(result_row, dim=-1))
+    return torch.cat(result_rows, dim=0), first.sum()
+
+
+decoded, first_sum = tiled_decode(torch.randn(2, 3, 4, 4))
+"""
+
+
+def test_a_helper_blending_each_tile_of_a_list_of_lists_works_through_the_list() -> None:
+    """diffusers' tiled VAE decode: ``tile = blend_h(row[j - 1], tile)`` blends each tile
+    into the one before it as the loop works through ``row`` (meant); a name that kept a
+    tile of the second row before the loop sees it blended."""
+    safe = TILED.format(first="rows[1][1].clone()")
+    hazard = TILED.format(first="rows[1][1]")
+    assert codes(safe) == []
+    assert codes(hazard) == [(9, "IPL004")]
+    torch = pytest.importorskip("torch")
+    assert not torch.equal(run(safe)["first_sum"], run(hazard)["first_sum"])

@@ -1,9 +1,9 @@
 """Facts about values that may or may not share their source's storage, each from the
-seventeenth session's measurements (round 26's ms-swift and OLMo cases, untuned run 15's pina):
-a mask made by comparing a tensor gathers a copy when it indexes; what an op saves of a soft
-alias (``x.float()``) breaks when that alias is written; a function that copies its argument
-on one arm still breaks what it saves of its own copy; an index of no known kind gives a view
-or a copy, so a later read of the base is no stale read. Every program is run with torch.
+seventeenth session's measurements (round 26's ms-swift and OLMo cases): a mask made by
+comparing a tensor gathers a copy when it indexes; what an op saves of a soft alias
+(``x.float()``) breaks when that alias is written; a function that copies its argument on one
+arm still breaks what it saves of its own copy; a ``range()`` counter is an int, so ``f[i - 1]``
+is a view. Every program is run with torch.
 """
 
 from __future__ import annotations
@@ -76,46 +76,6 @@ def test_what_an_op_keeps_of_a_copy_or_soft_alias_breaks_when_it_is_written() ->
     assert codes(hazard) == [(16, "IPL001")]
     assert codes(safe) == []
     behave(hazard, safe)
-
-
-STRIDED = """
-import torch
-
-torch.manual_seed(0)
-
-
-def map_points_(x, filter_position):
-    x.add_(-filter_position)
-    return x
-
-
-class Conv:
-    def __init__(self, grid):
-        self._index = [[(grid[b, :, 0] > 0.5) for b in range(grid.shape[0])]]
-
-    def forward(self, X):
-        out = []
-        for batch_idx, x in enumerate(X):
-            for stride_idx in range(2):
-                indeces = self._index[0][batch_idx]
-                point_stride = x[indeces]
-                map_points_(point_stride[..., :-1], 0.5)
-                out.append(point_stride.sum())
-        return torch.stack(out)
-
-
-grid = torch.rand(2, 6, 3)
-X = grid.clone()
-result = Conv(grid).forward(X)
-unchanged = torch.equal(X, grid)
-"""
-
-
-def test_an_index_of_no_known_kind_may_gather_a_copy() -> None:
-    """pina's transposed convolution: ``x[indeces]`` with masks kept on ``self`` copies,
-    so the next iteration's ``x[indeces]`` reads what it read before."""
-    assert codes(STRIDED) == []
-    assert run(STRIDED)["unchanged"] is True
 
 
 RECURRENCE = """

@@ -470,7 +470,7 @@ class Binder(AnalyzerBase):
         once: bool = False,
         single: bool = False,
         distinct: dict[int, int] | None = None,
-        header: frozenset[int] = frozenset(),
+        nodes: frozenset[int] = frozenset(),
     ) -> None:
         """Two passes over a loop body (one where it runs exactly once: ``single``); then,
         unless the loop surely runs (``once``), what the names held before it (the loop may
@@ -483,7 +483,7 @@ class Binder(AnalyzerBase):
         with self._loop_depth:
             passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH and not single else 1
             frame = _LoopFrame(
-                key=self._next(), counters=counters, started=0, body=body, header=header
+                key=self._next(), counters=counters, started=0, body=body, nodes=nodes
             )
             self._loops.append(frame)
             for index in range(passes):
@@ -519,8 +519,8 @@ class Binder(AnalyzerBase):
         by another one (``_another``); the frame notes the elements the target holds."""
         out = [self._another(v) if index and v.id in distinct else v for v in values]
         for new, value in zip(out, values, strict=True):
-            if value.id in distinct:
-                frame.elements[new.id] = distinct[value.id]
+            if value.id in distinct:  # by storage: a view of the element is the element's
+                frame.elements[new.group.id] = distinct[value.id]
         return out
 
     def _bind_loop_target(
@@ -564,9 +564,11 @@ class Binder(AnalyzerBase):
                 row = self._view(value)  # each iteration yields one row
                 elements.append(row)
                 # a parameter a loop iterates is most often a list of tensors (feature maps
-                # per scale), whose elements are separate tensors; the rows of one tensor
-                # share its version counter, so this gives up that case for a parameter
-                if distinct is not None and value.origin == "arg":
+                # per scale), whose elements are separate tensors, and so is an element an
+                # enclosing loop took from a list (a list of lists: ``for tile in row``); the
+                # rows of one tensor share its version counter, a case this gives up there
+                listed = any(value.group.id in frame.elements for frame in self._loops)
+                if distinct is not None and (value.origin == "arg" or listed):
                     distinct[row.id] = value.id
             elif (
                 value.kind is Kind.MODULE

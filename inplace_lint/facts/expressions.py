@@ -100,12 +100,12 @@ class Expressions(AnalyzerBase):
                 values.extend(self._eval(comp.comparator))
         if metadata:
             return [new_value(Kind.OTHER)]
-        # a comparison with a tensor is a bool tensor; with what may be one, maybe one (a
-        # mask: as an index it gathers a copy, ``logits[labels != -100]``)
+        # a comparison with a tensor is a bool tensor; with what may be one, a bool of no
+        # known kind (as an index a mask, which gathers a copy: ``logits[labels != -100]``)
         if any(v.kind is Kind.TENSOR and v.sure for v in values):
             return [new_value(Kind.TENSOR, grad=0, dtype="bool")]
         if any(v.kind is Kind.TENSOR for v in values):
-            return [new_value(Kind.TENSOR, grad=0, sure=False, dtype="bool")]
+            return [new_value(Kind.OTHER, dtype="bool")]
         return [new_value(Kind.OTHER)]
 
     def _eval_boolean(self, node: cst.BooleanOperation) -> list[Value]:
@@ -115,7 +115,7 @@ class Expressions(AnalyzerBase):
         self._subscript_of[id(node.value)] = node
         with self._indexing.raised(not _constant_index(node)):
             base = self._eval(node.value)
-        advanced, maybe = self._eval_slices(node)
+        advanced = self._eval_slices(node)
         key = _string_key(node)
         out: list[Value] = []
         for value in base:
@@ -123,11 +123,6 @@ class Expressions(AnalyzerBase):
                 out.append(_saved_element(value, int_index(node)))  # ``ctx.saved_tensors[0]``
                 continue
             elements = self._element(value, key, advanced)
-            if value.kind is Kind.TENSOR and maybe and not advanced:
-                for element in elements:  # ``x[idx]``, ``idx`` of no known kind: a view
-                    if element.view and element.group is value.group:  # or a gathered copy
-                        element.soft_of = element.soft_of or value.soft_of or value.id
-                        element.gathered = True
             if value.kind is Kind.TENSOR and not value.view and not advanced and key is None:
                 texts = _subscript_texts(self.module, node)
                 for element in elements:
@@ -332,10 +327,9 @@ class Expressions(AnalyzerBase):
         container.elements.extend(values or [self._unknown()])
         return container
 
-    def _eval_slices(self, node: cst.Subscript) -> tuple[bool, bool]:
-        """Evaluate the index: whether it is advanced (a tensor, list or mask: a copy), and
-        whether it may be (a value of no known kind: an int, or a tensor)."""
-        advanced = maybe = False
+    def _eval_slices(self, node: cst.Subscript) -> bool:
+        """Evaluate the index; True when it is advanced (a tensor, list or mask): a copy."""
+        advanced = False
         with self._meta:
             for element in node.slice:
                 if isinstance(element.slice, cst.Index):
@@ -345,14 +339,13 @@ class Expressions(AnalyzerBase):
                         index, cst.List | cst.ListComp | cst.Comparison
                     )
                     advanced = advanced or any(
-                        v.kind is Kind.TENSOR and (v.sure or v.dtype == "bool") for v in values
+                        (v.kind is Kind.TENSOR and v.sure) or v.dtype == "bool" for v in values
                     )
-                    maybe = maybe or any(v.kind is Kind.TENSOR and not v.sure for v in values)
                 else:
                     for part in (element.slice.lower, element.slice.upper, element.slice.step):
                         if part is not None:
                             self._eval(part)
-        return advanced, maybe
+        return advanced
 
     def _eval_name(self, node: cst.Name) -> list[Value]:
         name = node.value
@@ -457,9 +450,13 @@ class Expressions(AnalyzerBase):
     def _meant_for(self, pending: _Pending, values: list[Value], node: cst.CSTNode) -> bool:
         """The write went through a loop's target into the list read here, and the read
         wants the new values: any read after a procedure wrote the element; after a direct
-        write (``for acc in accs: acc.add_(g)``), the loop iterating the list again or the
-        function handing the list back (``return accs``)."""
-        if not pending.meant_for or not all(v.id in pending.meant_for for v in values):
+        write (``for acc in accs: acc.add_(g)``) or one by a helper that returns what it
+        wrote (``tile = blend(row[j - 1], tile)``), a read inside the loop working through
+        the list, or the function handing the list back (``return accs``)."""
+        if not pending.meant_for:
+            return False
+        # the list itself, or what it holds (a list of lists read as its tensors)
+        if not all(v.id in pending.meant_for or v.group.id in pending.groups for v in values):
             return False
         at = pending.meant_at
         return at is None or id(node) in at or id(node) in self._handed_back

@@ -245,8 +245,8 @@ class Pending:
     #: written in a state update: stale only for a second update through another name
     alias_only: bool = False
     #: the element a loop took from these containers was written: by a procedure, every
-    #: read of them wants the new value; directly, the reads in ``meant_at`` (the nodes of
-    #: the loop headers that iterate them again)
+    #: read of them wants the new value; otherwise the reads in ``meant_at`` (the nodes of
+    #: the loops working through them)
     meant_for: frozenset[int] = frozenset()
     meant_at: frozenset[int] | None = None
 

@@ -180,8 +180,6 @@ class Value:
     #: the whole result of such an op (the tuple of its views, not one of them)
     several: bool = False
     soft_of: int | None = None  # may be the same object as this value (x.float(), x.to())
-    #: made by an index of no known kind (``x[idx]``): a view of ``soft_of`` or a copy
-    gathered: bool = False
     #: the dtype's category where known: "float", "int" or "bool" (``a / b`` is "float")
     dtype: str = ""
     #: the index texts of the basic subscript that made this view of a value that is no

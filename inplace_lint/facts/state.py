@@ -85,11 +85,11 @@ class _LoopFrame:
     #: what arms that ``continue`` put into containers: (container, element, when), seen by
     #: the next iteration and after the loop, not by the rest of this one
     deferred: list[tuple[Value, Value, int]] = field(default_factory=list)
-    #: the container elements the loop target holds (``for t in tensors``): element id ->
-    #: the container's id
+    #: the container elements the loop target holds (``for t in tensors``): the storage
+    #: group id of each -> the container's id
     elements: dict[int, int] = field(default_factory=dict)
-    #: the ids of the nodes of the loop's header (``zip(acc, grads)`` in ``for a, g in ...``)
-    header: frozenset[int] = frozenset()
+    #: the ids of the nodes of the loop statement, header and body
+    nodes: frozenset[int] = frozenset()
 
     @functools.cached_property
     def bound(self) -> frozenset[str]:
@@ -553,9 +553,6 @@ class AnalyzerBase:
             via_detach=value.via_detach,
             multi_view=value.multi_view,
             dtype=value.dtype,
-            # a view of what an index of no known kind gave may be a copy too
-            soft_of=value.soft_of if value.gathered else None,
-            gathered=value.gathered,
             # a view of ``w[:, :n]`` covers no element outside it: the base view's index
             # still bounds what it writes or reads (``w[:, :n].reshape(-1, g)``)
             index=value.index,

@@ -159,7 +159,7 @@ class Statements(AnalyzerBase):
 
     def _for_loop(self, stmt: cst.For) -> None:
         distinct: dict[int, int] = {}
-        header = _node_ids(stmt.iter)
+        nodes = _node_ids(stmt)
         zipped = self._zipped(stmt, distinct)
         counters = _counters(stmt)
         count = iterations(stmt.iter, self._int_constants())
@@ -175,7 +175,7 @@ class Statements(AnalyzerBase):
                 once=once or runs,
                 single=single,
                 distinct=distinct,
-                header=header,
+                nodes=nodes,
             )
         else:
             iterated = self._eval(stmt.iter)
@@ -190,7 +190,7 @@ class Statements(AnalyzerBase):
                 once=once,
                 single=single,
                 distinct=distinct,
-                header=header,
+                nodes=nodes,
             )
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
@@ -491,7 +491,7 @@ class Statements(AnalyzerBase):
         target = node.target
         if isinstance(target, cst.Subscript):
             base = self._eval(target.value)
-            advanced, _ = self._eval_slices(target)
+            advanced = self._eval_slices(target)
             # ``records["acc"] += ...``: no tensor takes a string index, so this is an entry
             # of a mapping, written in place only if that entry is known to be a tensor
             keyed = _string_key(target) is not None

@@ -186,8 +186,9 @@ class Writes(AnalyzerBase):
         # except the base of a view it was given (``for t in batch: normalize_(t)``) or the
         # container it took the tensor from (``for t in tensors: normalize_(t)``)
         for_base = not write.elsewhere and all(v.view for v in tensors)
+        pending.meant_for, pending.meant_at = self._iterated(tensors)
         if not write.elsewhere:
-            pending.meant_for, _ = self._iterated(tensors)
+            pending.meant_at = None  # a procedure: every read of the list wants the change
         if not filling and not for_base:
             scope.stale.append(pending)
         self._note_given_write(write, tensors)  # our own caller's tensor changes too
@@ -195,16 +196,16 @@ class Writes(AnalyzerBase):
     def _iterated(self, tensors: list[Value]) -> tuple[frozenset[int], frozenset[int]]:
         """The containers the enclosing loops took ``tensors`` from, when each is such an
         element (``for t in tensors: normalize_(t)`` changes what ``tensors`` holds on
-        purpose), and the nodes of those loops' headers; else none."""
+        purpose), and the nodes of those loops; else none."""
         sources: set[int] = set()
-        headers: set[int] = set()
+        nodes: set[int] = set()
         for value in tensors:
-            frames = [f for f in self._loops if value.id in f.elements]
+            frames = [f for f in self._loops if value.group.id in f.elements]
             if not frames:
                 return frozenset(), frozenset()
-            sources.update(f.elements[value.id] for f in frames)
-            headers.update(n for f in frames for n in f.header)
-        return frozenset(sources), frozenset(headers)
+            sources.update(f.elements[value.group.id] for f in frames)
+            nodes.update(n for f in frames for n in f.nodes)
+        return frozenset(sources), frozenset(nodes)
 
     def _meant_to_share(self, pending: _Pending, tensors: list[Value]) -> bool:
         """The sharing policy: a write whose new value every alias is meant to see (so no
@@ -223,8 +224,8 @@ class Writes(AnalyzerBase):
         # want the new value, except a second in-place update through another name for the
         # very same tensor (``Expressions._second_update``)
         pending.alias_only = scope.ctx.state_update and scope.no_grad
-        # ``for acc in accumulators: acc.add_(g)``: the loop iterating the list again wants
-        # the new values (any other read of the list, or of another alias, does not)
+        # ``for acc in accumulators: acc.add_(g)``: the loop working through the list wants
+        # the new values (a read of the list after it, or of another alias, does not)
         pending.meant_for, pending.meant_at = self._iterated(tensors)
         # writing through a view is writing its base, unless the in-place result is then
         # used as a new tensor (``mixed = x[:8].lerp_(y)``): decided when it is bound
