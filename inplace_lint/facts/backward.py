@@ -187,8 +187,12 @@ class Backward(AnalyzerBase):
                 # made the update): only a caller differentiating the same graph again would
                 # meet it (issue 18)
                 continue
-            given = self._argument_storage(record)
-            if node is None and given and write.name and self._copies_itself(write.name):
+            if (
+                node is None
+                and write.name
+                and self._copies_itself(write.name)
+                and self._argument_storage(record)
+            ):
                 # ``if self.training: spec = spec.clone()``: the function writes its input
                 # only on the arm where it decided no caller differentiates it (what it
                 # saves of its own copy is another matter)

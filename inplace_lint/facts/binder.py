@@ -470,7 +470,7 @@ class Binder(AnalyzerBase):
         once: bool = False,
         single: bool = False,
         distinct: dict[int, int] | None = None,
-        nodes: frozenset[int] = frozenset(),
+        statement: cst.CSTNode | None = None,
     ) -> None:
         """Two passes over a loop body (one where it runs exactly once: ``single``); then,
         unless the loop surely runs (``once``), what the names held before it (the loop may
@@ -483,7 +483,7 @@ class Binder(AnalyzerBase):
         with self._loop_depth:
             passes = 2 if self._loop_depth.depth <= _MAX_TWICE_DEPTH and not single else 1
             frame = _LoopFrame(
-                key=self._next(), counters=counters, started=0, body=body, nodes=nodes
+                key=self._next(), counters=counters, started=0, body=body, statement=statement
             )
             self._loops.append(frame)
             for index in range(passes):
@@ -578,6 +578,15 @@ class Binder(AnalyzerBase):
                 elements.extend(self._list_members(value))
         return elements
 
+    def _calls_builtin(self, node: cst.BaseExpression, names: tuple[str, ...]) -> str | None:
+        """The name of the builtin among ``names`` that ``node`` calls (not shadowed by a
+        function or a binding of the file), or None."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+            return None
+        name = node.func.value
+        known = name in names and name not in self.functions and self._lookup(name) is None
+        return name if known else None
+
     def _zipped(
         self, stmt: cst.For, distinct: dict[int, int] | None = None
     ) -> tuple[dict[str, list[Value]], bool] | None:
@@ -587,17 +596,14 @@ class Binder(AnalyzerBase):
         The flag: the first iterable is a model's layers or parameters (``model_parts``),
         so the loop runs (``zip(self.enc, prev_states)`` pairs the states with the layers)."""
         call = stmt.iter
+        kind = self._calls_builtin(call, ("enumerate", "zip", "reversed"))
         if not (
             isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Name)
-            and call.func.value in ("enumerate", "zip", "reversed")
-            and call.func.value not in self.functions
-            and self._lookup(call.func.value) is None
+            and kind is not None
             and call.args
             and not any(arg.star or arg.keyword for arg in call.args)
         ):
             return None
-        kind = call.func.value
         evaluated = [self._eval(arg.value) for arg in call.args]
         runs = model_parts(evaluated[0])
         sources = [self._iterate(values, distinct) for values in evaluated]

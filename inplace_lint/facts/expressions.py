@@ -459,7 +459,9 @@ class Expressions(AnalyzerBase):
         if not all(v.id in pending.meant_for or v.group.id in pending.groups for v in values):
             return False
         at = pending.meant_at
-        return at is None or id(node) in at or id(node) in self._handed_back
+        if at is None or id(node) in self._handed_back:
+            return True
+        return any(id(node) in nodes for nodes in at)
 
     def _fills_minus_infinity(self, write: Write) -> bool:
         value = fill_value(write)

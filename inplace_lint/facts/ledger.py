@@ -248,7 +248,7 @@ class Pending:
     #: read of them wants the new value; otherwise the reads in ``meant_at`` (the nodes of
     #: the loops working through them)
     meant_for: frozenset[int] = frozenset()
-    meant_at: frozenset[int] | None = None
+    meant_at: tuple[frozenset[int], ...] | None = None
 
     def soft_alias(self, value: Held) -> bool:
         """``value`` and a written value may be copies of each other (``x.float()``)."""

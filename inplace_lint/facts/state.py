@@ -88,14 +88,20 @@ class _LoopFrame:
     #: the container elements the loop target holds (``for t in tensors``): the storage
     #: group id of each -> the container's id
     elements: dict[int, int] = field(default_factory=dict)
-    #: the ids of the nodes of the loop statement, header and body
-    nodes: frozenset[int] = frozenset()
+    #: the loop statement (a ``for``), whose nodes ``nodes`` lists
+    statement: cst.CSTNode | None = None
 
     @functools.cached_property
     def bound(self) -> frozenset[str]:
         """The names the body binds (what a once-only test, or an index trusted across
         iterations, may not mention), read on first use only."""
         return loop_bound_names(self.body)
+
+    @functools.cached_property
+    def nodes(self) -> frozenset[int]:
+        """The ids of the loop statement's nodes, header and body, read on first use only
+        (a write into an element the loop took from a list)."""
+        return frozenset(map(id, walk(self.statement))) if self.statement else frozenset()
 
 
 @dataclass

@@ -159,7 +159,6 @@ class Statements(AnalyzerBase):
 
     def _for_loop(self, stmt: cst.For) -> None:
         distinct: dict[int, int] = {}
-        nodes = _node_ids(stmt)
         zipped = self._zipped(stmt, distinct)
         counters = _counters(stmt)
         count = iterations(stmt.iter, self._int_constants())
@@ -175,13 +174,13 @@ class Statements(AnalyzerBase):
                 once=once or runs,
                 single=single,
                 distinct=distinct,
-                nodes=nodes,
+                statement=stmt,
             )
         else:
             iterated = self._eval(stmt.iter)
             once = once or model_parts(iterated)
             elements = self._iterate(iterated, distinct)
-            if self._counts(stmt.iter):
+            if self._calls_builtin(stmt.iter, ("range",)):
                 elements = [new_value(Kind.OTHER)]  # ``for i in range(n)``: ints
             self._loop(
                 stmt.body.body,
@@ -190,20 +189,10 @@ class Statements(AnalyzerBase):
                 once=once,
                 single=single,
                 distinct=distinct,
-                nodes=nodes,
+                statement=stmt,
             )
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body)
-
-    def _counts(self, node: cst.BaseExpression) -> bool:
-        """``range(...)`` of the builtin: it yields ints."""
-        return (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == "range"
-            and "range" not in self.functions
-            and self._lookup("range") is None
-        )
 
     def _int_constants(self) -> dict[str, int]:
         """The function's names bound once to an integer literal (cached per function)."""
@@ -558,17 +547,6 @@ def _first_param(func: cst.FunctionDef | None, target: cst.Attribute) -> bool:
     if func is None or not func.params.params or not isinstance(target.value, cst.Name):
         return False
     return func.params.params[0].name.value == target.value.value
-
-
-def _node_ids(node: cst.CSTNode) -> frozenset[int]:
-    """The ids of ``node`` and every node under it."""
-    ids: set[int] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        ids.add(id(current))
-        stack.extend(current.children)
-    return frozenset(ids)
 
 
 def _names_returned(node: cst.BaseExpression) -> list[cst.Name]:

@@ -10,7 +10,7 @@ from inplace_lint.facts import events as ev
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import FLOW, OWNED, Group, Kind, Value, Write
 from inplace_lint.facts.names import dotted_name
-from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.state import AnalyzerBase, _LoopFrame
 from inplace_lint.facts.summaries import (
     returns,
 )
@@ -193,19 +193,19 @@ class Writes(AnalyzerBase):
             scope.stale.append(pending)
         self._note_given_write(write, tensors)  # our own caller's tensor changes too
 
-    def _iterated(self, tensors: list[Value]) -> tuple[frozenset[int], frozenset[int]]:
+    def _iterated(self, tensors: list[Value]) -> tuple[frozenset[int], tuple[frozenset[int], ...]]:
         """The containers the enclosing loops took ``tensors`` from, when each is such an
         element (``for t in tensors: normalize_(t)`` changes what ``tensors`` holds on
-        purpose), and the nodes of those loops; else none."""
+        purpose), and the node sets of those loops; else none."""
         sources: set[int] = set()
-        nodes: set[int] = set()
+        loops: list[_LoopFrame] = []
         for value in tensors:
             frames = [f for f in self._loops if value.group.id in f.elements]
             if not frames:
-                return frozenset(), frozenset()
+                return frozenset(), ()
             sources.update(f.elements[value.group.id] for f in frames)
-            nodes.update(n for f in frames for n in f.nodes)
-        return frozenset(sources), frozenset(nodes)
+            loops += [f for f in frames if all(f is not seen for seen in loops)]
+        return frozenset(sources), tuple(f.nodes for f in loops)
 
     def _meant_to_share(self, pending: _Pending, tensors: list[Value]) -> bool:
         """The sharing policy: a write whose new value every alias is meant to see (so no
