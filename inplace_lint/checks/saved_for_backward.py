@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inplace_lint.checks.base import LineOf, RawFinding, Rule, callers_saved_tensor, saver
-from inplace_lint.facts.events import OUT_GRAD, Facts
+from inplace_lint.facts.events import OUT_GRAD, Facts, SavedOverwrite
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import ModuleSpec, Write
@@ -15,9 +15,22 @@ from inplace_lint.facts.syntax import short_name
 _OUTCOME = "backward will fail with 'modified by an inplace operation'"
 
 
+def _most_specific(facts: Facts) -> list[SavedOverwrite]:
+    """One event per write, in the order of the first: where a step's write breaks both a
+    save of the module it updates and one of a module owning it (the whole model, whose
+    method's result carries every submodule's saves), the submodule's own save."""
+    chosen: dict[int, SavedOverwrite] = {}
+    for event in facts.saved_overwrites:
+        key = id(event.write.node)
+        held = chosen.get(key)
+        if held is None or (held.record.group.children and not event.record.group.children):
+            chosen[key] = event
+    return list(chosen.values())
+
+
 def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
-    for event in facts.saved_overwrites:
+    for event in _most_specific(facts):
         write, record = event.write, event.record
         bypass = write.hidden or write.via_detach
         if bypass or id(write.node) in seen:

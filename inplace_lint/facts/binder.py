@@ -349,13 +349,15 @@ class Binder(AnalyzerBase):
         plain: tuple[frozenset[str], ...] = (),
         no_tensor: tuple[dict[str, bool], ...] = (),
         once: tuple[int, int, bool] | None = None,
+        test: cst.BaseExpression | None = None,
     ) -> None:
         """Each arm from the same environment, then the merge; ``condition``: an ``if``'s
         test (``conditions``), whose earlier arms' values a matching test rules out;
         ``grad_off``: the arms a test on torch's grad mode runs with grad off; ``plain``: per
         arm, the names whose tensors a ``requires_grad`` test says need no grad there;
         ``no_tensor``: per arm, the names a type test says hold no tensor there (true: a
-        container); ``once``: the loop that takes arm 0 at most once, and the ``if``."""
+        container); ``once``: the loop that takes arm 0 at most once, and the ``if``;
+        ``test``: an ``if`` statement's test, kept for the arms it chooses (``_branch_tests``)."""
         scope = self.scope
         start_env = dict(scope.env)
         start_bindings = dict(scope.bindings)
@@ -369,6 +371,8 @@ class Binder(AnalyzerBase):
             self._conditions[branch] = condition
         if once is not None:
             self._once_branches[branch] = once
+        if test is not None:
+            self._branch_tests[branch] = test
         newest: dict[str, int] = {}
         surviving: list[frozenset[str]] = []
         for arm, body in enumerate(bodies):
@@ -647,7 +651,12 @@ class Binder(AnalyzerBase):
             found = self._members[key] = []
             spec = modules.module
             if spec.members:
-                some = ModuleSpec(qualname=None, node=None, candidates=spec.members)
+                built = tuple(
+                    m.node for m in spec.member_specs if m.user_class and m.node is not None
+                )  # the constructions the source shows, for ``instance_config``
+                some = ModuleSpec(
+                    qualname=None, node=None, candidates=spec.members, instances=built
+                )
                 found.append(new_value(Kind.MODULE, module=some))
             known = [
                 member

@@ -3,9 +3,12 @@ the calls room (``calls.py``); each reads only the call or the values given."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from inplace_lint.facts.model import Kind, Value
+from inplace_lint.facts.names import dotted_name
 
 Args = list[tuple[str, cst.Arg, list[Value]]]
 
@@ -46,3 +49,20 @@ def lambda_map(node: cst.Call) -> bool:
     params = lam.params
     extra = params.kwonly_params or params.posonly_params or params.star_kwarg is not None
     return len(params.params) == 1 and not extra and not isinstance(params.star_arg, cst.Param)
+
+
+def constructs_unknown_class(
+    value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]
+) -> bool:
+    """``Encoder(...)`` or ``blocks.Encoder(...)``: a capitalised callee the file cannot
+    resolve, taken for a class; not a call of what ``self`` holds (``self.D(x)`` calls a
+    module) nor a torch name outside ``torch.nn`` (``optim.Adam(...)``)."""
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted_name(value.func)
+    if callee is None or callee.split(".", 1)[0] == "self":
+        return False
+    qualified = qualify(value.func) or ""
+    if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
+        return False  # ``optim.Adam(...)``: no module
+    return callee.rsplit(".", 1)[-1][:1].isupper()

@@ -340,6 +340,8 @@ class Calls(AnalyzerBase):
         if method in METADATA_METHODS or method == "manual_backward":
             with self._meta:
                 receiver = self._eval(func.value)
+            if self._defines(receiver, func.value, method):
+                return None  # ``model.backward(d_loss, g_loss)``: the class's own method
             args = self._args(node)
             wrapped = wrapped_backward(method, receiver, args)
             if wrapped is not None:
@@ -710,8 +712,9 @@ class Calls(AnalyzerBase):
             tail = spec.tails[0]
             self._save(result, short_name(tail.qualname or "module"), node, "result", [result])
         saved_by = [(self.method_saves_output.get((c, "forward")), c) for c in spec.classes]
-        if saved_by and all(op for op, _ in saved_by):  # every class it may be saves it
-            op = f"{saved_by[0][0]} in {saved_by[0][1]}.forward"
+        configured = self._configured_output_save(spec, node)
+        if configured or (saved_by and all(op for op, _ in saved_by)):  # every class saves it
+            op = f"{configured or saved_by[0][0]} in {saved_by[0][1]}.forward"
             self._save(result, op, node, "result", [result])
         saved_in = [(self.forward_saves_input.get(c), c) for c in spec.classes]
         if saved_in and all(op for op, _ in saved_in):  # its first layer keeps its input

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from inplace_lint.facts.call_shapes import constructs_unknown_class
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
 from inplace_lint.facts.ops import OpTable
@@ -621,8 +622,7 @@ def _record(
             return
     spec = resolver.spec(value, defaults, lists=lists, held=facts.modules)
     if spec is None:
-        callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
-        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
+        if not constructs_unknown_class(value, resolver.imports.qualify):
             return
         spec = ModuleSpec(qualname=None, node=value)  # an unknown class: some module
     earlier = facts.modules.get(attr)

@@ -37,6 +37,7 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.hooks import find_backward_hooks
 from inplace_lint.facts.inline import BUDGET, Inline
+from inplace_lint.facts.instance_config import SavedWhen
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind, Value
@@ -289,6 +290,9 @@ class Analyzer(
                 op = _saved_for_every_return(scope)
                 if op is not None:  # ``model.forward_head(x)`` returns what a ReLU kept
                     self.method_saves_output[(ctx.cls.name, ctx.name)] = op
+                when = _saved_when(scope, self._branch_tests) if op is None else None
+                if when is not None:  # ``if self.relued: x = self.relu(x)``
+                    self.method_saves_output_when[(ctx.cls.name, ctx.name)] = when
             if ctx.role == "forward" and ctx.cls is not None:
                 self._note_saved_inputs(scope, ctx.cls.name)
         finally:
@@ -323,6 +327,45 @@ def _saved_for_every_return(scope: _Scope) -> str | None:
         if value.kind is Kind.TENSOR
     ]
     return saved_by[0][0] if saved_by and all(saved_by) else None
+
+
+def _saved_when(scope: _Scope, tests: dict[int, cst.BaseExpression]) -> SavedWhen | None:
+    """The op that saved what every ``return`` hands back when the ``if`` tests on the way to
+    the save take its arm (``if self.relued: x = self.relu(x)``), with those tests; None
+    when some return holds no such value, or also a value made after it (a later arm's)."""
+    op, needed = None, {}
+    for path, values in scope.returned_at:
+        tensors = [v for v in values if v.kind is Kind.TENSOR]
+        guarded = [
+            (value, record, record.path[_common(record.path, path) :])
+            for value in tensors
+            for record in value.hist
+            if record.role == "result" and record.group is value.group
+        ]
+        guarded = [g for g in guarded if all(branch in tests for branch, _ in g[2])]
+        if not guarded:
+            return None
+        value, record, arms = max(guarded, key=lambda g: g[0].id)
+        if any(v.id > value.id for v in tensors):
+            return None
+        op = op or record.op
+        for branch, arm in arms:
+            if needed.get(branch, arm == 0) != (arm == 0):
+                return None
+            needed[branch] = arm == 0
+    if op is None or not needed:
+        return None
+    return op, tuple((tests[branch], arm) for branch, arm in needed.items())
+
+
+def _common(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> int:
+    """The length of the longest common prefix of two paths."""
+    size = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        size += 1
+    return size
 
 
 def _kept_for_every_return(scope: _Scope, given: Value) -> tuple[str | None, bool]:

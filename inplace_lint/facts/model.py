@@ -135,6 +135,9 @@ class ModuleSpec:
     device_saves: str = ""
     #: where a later ``m.inplace = True`` made it in place (``flag_loops``), if not built so
     inplace_at: cst.CSTNode | None = None
+    #: the constructor calls of the same-file instances it stands for, beyond ``node`` (the
+    #: members of an nn.ModuleList of one class)
+    instances: tuple[cst.CSTNode, ...] = ()
 
     @property
     def classes(self) -> tuple[str, ...]:

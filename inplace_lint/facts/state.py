@@ -38,6 +38,7 @@ from inplace_lint.facts.effects import AttributeWrite, Effect
 from inplace_lint.facts.fixed_lists import fixed_lists
 from inplace_lint.facts.grown_lists import Leads, Pairs, grown
 from inplace_lint.facts.hooks import BackwardHooks
+from inplace_lint.facts.instance_config import SavedWhen
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
@@ -283,6 +284,10 @@ class AnalyzerBase:
         #: (module class, method) -> the op that saved every tensor the method returns, on
         #: the way to that return (``forward``, or ``forward_head``)
         self.method_saves_output: dict[tuple[str, str], str] = {}
+        #: (module class, method) -> the op that saved what the method returns when every
+        #: ``if`` test listed takes its arm (``if self.relued: x = self.relu(x)``), with
+        #: the arm each needs (True: the body); ``instance_config`` decides them per instance
+        self.method_saves_output_when: dict[tuple[str, str], SavedWhen] = {}
         #: module class -> (tuple length, position -> the write that makes differentiating
         #: against that returned tensor wrong)
         self.returned_targets: dict[str, tuple[int, dict[int, tuple[Write, str]]]] = {}
@@ -396,6 +401,8 @@ class AnalyzerBase:
         #: branch id -> (loop key, id of the ``if``, last iteration only) for a branch the
         #: loop takes at most once; the ``for`` statements being analysed, innermost last
         self._once_branches: dict[int, tuple[int, int, bool]] = {}
+        #: branch id -> the test of the ``if`` statement it is (arm 0: the test holds)
+        self._branch_tests: dict[int, cst.BaseExpression] = {}
         self._for_statements: list[cst.For] = []
         #: value id -> the conditional expression arm that chose it (``a if c else b``)
         self._chosen: dict[int, tuple[tuple[int, int], ...]] = {}

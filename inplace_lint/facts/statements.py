@@ -112,6 +112,7 @@ class Statements(AnalyzerBase):
                 plain=plain_arms(stmt.test),
                 no_tensor=type_arms(stmt.test, self._container_predicates, self.imports.qualify),
                 once=self._once_if(stmt),
+                test=stmt.test,
             )
         elif isinstance(stmt, cst.For):
             scope.stmt = stmt

@@ -215,10 +215,13 @@ class Steps(AnalyzerBase):
             if value.group.id in stepped and not value.sure_tensor:
                 self.class_values.setdefault((cls.name, name[5:]), value)
 
-    def _replay_steps(self, callee: str, node: cst.Call, args: Args, on_self: bool) -> None:
+    def _replay_steps(
+        self, callee: str, node: cst.Call, args: Args, on_self: bool, instance: str = ""
+    ) -> None:
         """The backward points and optimizer steps a same-file helper takes on what this
         call passes (``update_params(self.q_optim, q_loss)``), in the helper's order; for a
-        method called on ``self``, also its steps of ``self``'s optimizers."""
+        method called on ``self``, also its steps of ``self``'s optimizers; for one called on
+        the one ``instance`` of its class the file makes, those of that instance's."""
         effects = self.step_summaries.get(callee)
         if not effects:
             return
@@ -228,6 +231,9 @@ class Steps(AnalyzerBase):
             if effect.index < 0:
                 if on_self:
                     self._replay_step(callee, effect, self._lookup(effect.param) or [])
+                elif instance and effect.param.startswith("self."):
+                    held = self.class_values.get((instance, effect.param[5:]))
+                    self._replay_step(callee, effect, [held] if held is not None else [])
                 continue
             passed = keywords.get(effect.param)
             if passed is None and effect.index < len(positional):
@@ -415,18 +421,35 @@ class Steps(AnalyzerBase):
         """``net.encode(images, focal)`` on an instance of one same-file class that defines
         ``encode``: that method's summarised writes to its parameters act on what this call
         passes, as a call of a plain helper's do (pixelNeRF's ``focal[..., 1] *= -1``).
-        Returns the tensors the method writes and hands back. Instances that may be of
-        several classes, and the method's optimizer steps, are left alone."""
+        Returns the tensors the method writes and hands back. On the one instance of its
+        class the file makes, the method's backward passes over the graphs it was handed
+        and its optimizer steps happen here too (``model.optimize_D()`` after
+        ``model.optimize_G()``). Instances that may be of several classes are left alone."""
         classes = {c for m in modules if m.module is not None for c in m.module.classes}
         if len(classes) != 1:
             return []
         (name,) = classes
         cls = self.classes.get(name)
-        entry = self.summaries.get(f"{name}.{method}")
-        if cls is None or method not in cls.methods or entry is None:
+        if cls is None or method not in cls.methods:
             return []
-        self._note_call_args(method, args, f"{name}.{method}")
-        return self._apply_mutations(method, node, args, *entry)
+        entry = self.summaries.get(f"{name}.{method}")
+        given_back = []
+        if entry is not None:
+            self._note_call_args(method, args, f"{name}.{method}")
+            given_back = self._apply_mutations(method, node, args, *entry)
+        if self._single_instance(name):
+            self._replay_method_backwards(name, method, node)
+            self._replay_steps(f"{name}.{method}", node, args, on_self=False, instance=name)
+        return given_back
+
+    def _defines(self, receiver: list[Value], expr: cst.BaseExpression, method: str) -> bool:
+        """``receiver`` (``expr``) is ``self`` or an instance of same-file classes, one of
+        which defines ``method`` (a ``backward`` of its own, not a tensor's)."""
+        cls = self.scope.ctx.cls
+        if isinstance(expr, cst.Name) and expr.value == "self" and cls is not None:
+            return method in cls.methods
+        classes = {c for v in receiver if v.module is not None for c in v.module.classes}
+        return any(method in self.classes[c].methods for c in classes if c in self.classes)
 
     def _owned_method_writes(
         self, receiver: list[Value], method: str, node: cst.Call, args: Args

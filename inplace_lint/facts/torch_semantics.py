@@ -17,6 +17,7 @@ from inplace_lint.facts.classes import (
 )
 from inplace_lint.facts.containers import CONTAINER_METHODS
 from inplace_lint.facts.flag_loops import InplaceFlip, find_flip, flipped
+from inplace_lint.facts.instance_config import assigned_outside_init, holds_for_instances
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
@@ -327,6 +328,26 @@ class TorchSemantics(AnalyzerBase):
             for value in passed or ():
                 if value.kind is Kind.TENSOR:
                     self._save(value, f"{op} in {spec.classes[0]}.forward", node, "input", into)
+
+    def _configured_output_save(self, spec: ModuleSpec, node: cst.Call) -> str | None:
+        """The op that saved what a same-file module returns when its forward saves it only on
+        some arms (``if self.relued: x = self.relu(x)``) and every instance the source shows
+        being built takes them (``instance_config``); else None."""
+        if len(spec.classes) != 1:
+            return None
+        name = spec.classes[0]
+        when = self.method_saves_output_when.get((name, "forward"))
+        cls = self.classes.get(name)
+        if when is None or cls is None:
+            return None
+        built = [c for c in (spec.node, *spec.instances) if isinstance(c, cst.Call)]
+        reassigned = self._source_fact(
+            "reassigned", cls.node, lambda: assigned_outside_init(cls.node)
+        )
+        init, forward = cls.methods.get("__init__"), cls.methods.get("forward")
+        if not holds_for_instances(when, init, forward, built, node, reassigned):
+            return None
+        return when[0]
 
     def _torch_call(self, qualified: str, node: cst.Call) -> list[Value]:
         """A call of a ``torch`` function or class: autograd entry points, optimizers,
