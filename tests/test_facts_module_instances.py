@@ -316,3 +316,17 @@ def test_a_method_called_on_the_one_instance_steps_and_differentiates_there() ->
     assert codes(hazard) == [(42, "IPL001")]
     assert codes(safe) == []
     behave(hazard, safe)
+
+
+def test_a_test_the_instance_cannot_decide_is_undecided_not_a_crash() -> None:
+    """A negative literal is a number (``if padding == -1:``, met in timm's cpubone, first
+    looped between truth and value); other arithmetic in a test decides nothing."""
+    import libcst as cst
+
+    from inplace_lint.facts.instance_config import truth
+
+    for text in ("-self.scale", "not -x", "~flag and True", "a + 1 == 2"):
+        assert truth(cst.parse_expression(text), {"a": 1, "flag": True}) is None
+    assert truth(cst.parse_expression("-self.scale"), {"self.scale": 2}) is True
+    assert truth(cst.parse_expression("not self.relu is None"), {"self.relu": None}) is False
+    assert truth(cst.parse_expression("padding == -1"), {"padding": -1}) is True

@@ -9,9 +9,10 @@ comparisons, forward parameters, ``not``/``and``/``or``, and ``==``/``!=`` betwe
 ``self.attr`` is what ``__init__`` last assigned it on the arms its own tests decide.
 
 Anything else is undecided (None). Limits: only the class's own ``__init__`` (not a
-base's), read top to bottom; only literals, parameters, ``X if c else Y`` and calls to a
-capitalised name (a class: an object, true and not None) are evaluated; an assignment in a
-loop, ``with`` or ``try`` block, or under an undecided test, leaves its attribute unknown.
+base's), read top to bottom; only literals (negative numbers too), parameters, ``X if c
+else Y`` and calls to a capitalised name (a class: an object, true and not None) are
+evaluated; an assignment in a loop, ``with`` or ``try`` block, or under an undecided test,
+leaves its attribute unknown.
 """
 
 from __future__ import annotations
@@ -87,7 +88,12 @@ def evaluate(expr: cst.BaseExpression, env: Mapping[str, object]) -> object:
         name = dotted_name(expr.func)
         last = name.rsplit(".", 1)[-1] if name is not None else ""
         return OBJECT if last[:1].isupper() else UNKNOWN
-    if isinstance(expr, (cst.UnaryOperation, cst.BooleanOperation, cst.Comparison)):
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        number = evaluate(expr.expression, env)  # ``padding == -1``
+        is_number = isinstance(number, (int, float)) and not isinstance(number, bool)
+        return -number if is_number else UNKNOWN  # type: ignore[operator]
+    negation = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not)
+    if negation or isinstance(expr, (cst.BooleanOperation, cst.Comparison)):
         decided = truth(expr, env)
         return UNKNOWN if decided is None else decided
     return UNKNOWN

@@ -284,10 +284,6 @@ class AnalyzerBase:
         #: (module class, method) -> the op that saved every tensor the method returns, on
         #: the way to that return (``forward``, or ``forward_head``)
         self.method_saves_output: dict[tuple[str, str], str] = {}
-        #: (module class, method) -> the op that saved what the method returns when every
-        #: ``if`` test listed takes its arm (``if self.relued: x = self.relu(x)``), with
-        #: the arm each needs (True: the body); ``instance_config`` decides them per instance
-        self.method_saves_output_when: dict[tuple[str, str], SavedWhen] = {}
         #: module class -> (tuple length, position -> the write that makes differentiating
         #: against that returned tensor wrong)
         self.returned_targets: dict[str, tuple[int, dict[int, tuple[Write, str]]]] = {}
@@ -356,6 +352,10 @@ class AnalyzerBase:
         self.forward_saves_input: dict[str, str] = {}
         #: classes whose forward keeps its input only when that input requires grad
         self.own_saves: set[str] = set()
+        #: (module class, method) -> the op that saved what the method returns when every
+        #: ``if`` test listed takes its arm (``if self.relued: x = self.relu(x)``), with
+        #: the arm each needs (True: the body); ``instance_config`` decides them per instance
+        self.method_saves_output_when: dict[tuple[str, str], SavedWhen] = {}
         #: module class -> (position, name) of a forward parameter -> the op whose save of it
         #: every return depends on: a call saves the tensor it passes there
         self.forward_saves_inputs: dict[str, dict[tuple[int, str], str]] = {}
