@@ -15,10 +15,16 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         if id(write.node) in seen:
             continue
         seen.add(id(write.node))
+        raises = (
+            "torch raises 'functions with out=... arguments don't support automatic "
+            "differentiation'"
+            if "out=)" in write.what
+            else "torch raises 'a leaf Variable that requires grad is being used in an "
+            "in-place operation'"
+        )
         message = (
             f"{write.what} writes in place to `{event.leaf}`, a leaf that requires grad, outside "
-            "torch.no_grad(); torch raises 'a leaf Variable that requires grad is being used in "
-            "an in-place operation'"
+            f"torch.no_grad(); {raises}"
         )
         yield RawFinding("IPL003", write.node, write.stmt, message, write.related)
 

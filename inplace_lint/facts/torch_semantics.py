@@ -367,7 +367,8 @@ class TorchSemantics(AnalyzerBase):
         if qualified in ("torch.clamp", "torch.clip", "torch.clamp_min"):
             clamped = args[0][2] if args and not args[0][0] else []
             self._check_clamp(node, qualified.rsplit(".", 1)[1], list(node.args[1:]), clamped)
-        if qualified in self.table.factory_functions or qualified in _FACTORY_FALLBACK:
+        factory = qualified in self.table.factory_functions or qualified in _FACTORY_FALLBACK
+        if factory and not any(kw == "out" for kw, _, _ in args):  # ``out=``: a write, below
             requires = any(
                 kw == "requires_grad" and literal_bool(arg.value) is True for kw, arg, _ in args
             )
