@@ -9,7 +9,10 @@
   pre-commit hook's environment (``precommit_home``).
 * Under pytest-xdist (``-n``, on by default in pyproject.toml) each test module runs whole on
   one worker, and modules that share session work run on the same one (``_SHARED``), so no
-  session or module fixture is computed twice.
+  session or module fixture is computed twice. The grouping is this file's own scheduler
+  (``pytest_xdist_make_scheduler``): xdist's ``loadgroup`` marks a test's group by editing its
+  node id, which pytest 9 no longer reads, so under it every test was scheduled alone and the
+  shared work was done on both workers.
 * Under CI (``CI=true``) a test skipped because torch cannot be imported fails instead: the dev
   install pins torch, so a missing torch there is a broken install, not an optional extra.
 """
@@ -74,13 +77,25 @@ _SHARED = {
 _SPREAD = {"test_dynamic"}
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group each test by its module (or the module's shared group) for ``--dist loadgroup``."""
-    for item in items:
-        module = Path(str(item.path)).stem
-        if module not in _SPREAD:
-            item.add_marker(pytest.mark.xdist_group(_SHARED.get(module, module)))
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test is scheduled in: its module's shared group, its module, or
+    (for ``_SPREAD``) the test alone."""
+    module = Path(nodeid.split("::", 1)[0]).stem
+    if module in _SPREAD:
+        return nodeid
+    return _SHARED.get(module, module)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's scope scheduling over :func:`work_unit`: whole units to one worker, the units
+    with most tests first (xdist's reordering), single tests last to even out the end."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnits(config, log)
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
