@@ -330,3 +330,50 @@ def test_a_test_the_instance_cannot_decide_is_undecided_not_a_crash() -> None:
     assert truth(cst.parse_expression("-self.scale"), {"self.scale": 2}) is True
     assert truth(cst.parse_expression("not self.relu is None"), {"self.relu": None}) is False
     assert truth(cst.parse_expression("padding == -1"), {"padding": -1}) is True
+
+
+KWARGS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+class BasicConv(nn.Module):
+    def __init__(self, in_channels, out_channels, relu=True, **kwargs):
+        super().__init__()
+        self.relu = relu
+        self.conv = nn.Conv2d(in_channels, out_channels, bias=False, **kwargs)
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.relu:
+            x = F.relu(x)
+        return x
+
+
+class SGABlock(nn.Module):
+    def __init__(self, channels=4):
+        super().__init__()
+        self.conv_refine = BasicConv(channels, channels, kernel_size=3, padding=1{relu})
+
+    def forward(self, x):
+        rem = x
+        x = self.conv_refine(x)
+        x += rem
+        return x
+
+
+SGABlock()(torch.randn(1, 4, 5, 5)).sum().backward()
+"""
+
+
+def test_keywords_taken_by_kwargs_do_not_hide_the_flags_after_them() -> None:
+    """ptlflow's SeparableFlow (untuned run 16): ``BasicConv(..., kernel_size=3, padding=1,
+    relu=False)`` passes ``kernel_size`` to ``**kwargs`` and still turns the ReLU off."""
+    hazard = KWARGS.format(relu="")
+    safe = KWARGS.format(relu=", relu=False")
+    assert codes(hazard) == [(30, "IPL001")]
+    assert codes(safe) == []
+    behave(hazard, safe)

@@ -60,7 +60,9 @@ def bound_arguments(
             return None
         if arg.keyword is not None:
             if arg.keyword.value not in names:
-                return None if func.params.star_kwarg is None else env
+                if func.params.star_kwarg is None:
+                    return None
+                continue  # taken by ``**kwargs``
             env[arg.keyword.value] = evaluate(arg.value, {})
         elif index < len(params):
             env[params[index].name.value] = evaluate(arg.value, {})
