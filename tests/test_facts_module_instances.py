@@ -377,3 +377,57 @@ def test_keywords_taken_by_kwargs_do_not_hide_the_flags_after_them() -> None:
     assert codes(hazard) == [(30, "IPL001")]
     assert codes(safe) == []
     behave(hazard, safe)
+
+
+INITIALIZED = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Single_DRGAN(object):
+    def initialize(self):
+        self.G = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))
+        self.D = nn.Linear(4, 2)
+        self.optimizer_G = torch.optim.Adam(self.G.parameters())
+        self.optimizer_D = torch.optim.Adam(self.D.parameters())
+
+    def forward(self, x):
+        self.syn_image = self.G(x)
+        self.syn = self.D(self.syn_image)
+        self.syn_d = self.D({for_d})
+
+    def optimize_G_parameters(self):
+        self.optimizer_G.zero_grad()
+        self.syn.sum().backward(retain_graph=True)
+        self.optimizer_G.step()
+
+    def optimize_D_parameters(self):
+        self.optimizer_D.zero_grad()
+        self.syn_d.mean().backward()
+        self.optimizer_D.step()
+
+
+def main():
+    model = Single_DRGAN()
+    model.initialize()
+    model.forward(torch.randn(3, 4))
+    model.optimize_G_parameters()
+    model.optimize_D_parameters()
+
+
+main()
+"""
+
+
+def test_optimizers_built_in_an_initialize_method_are_known_to_the_others() -> None:
+    """round 26's DR-GAN builds its networks and optimizers in ``initialize()``, which no other
+    method assigns again; stepping the generator there, before the discriminator's loss goes
+    back through the generator's graph, breaks it. Its fix gives the discriminator a detached
+    image."""
+    hazard = INITIALIZED.format(for_d="self.syn_image")
+    safe = INITIALIZED.format(for_d="self.syn_image.detach()")
+    assert codes(hazard) == [(23, "IPL001")]
+    assert codes(safe) == []
+    behave(hazard, safe)

@@ -161,12 +161,17 @@ class Steps(AnalyzerBase):
         known = self.class_values.get((cls.name, attr))
         return known if known is not None and known.kind is Kind.OPTIMIZER else None
 
-    def _publish_init(self, scope: _Scope, cls: ClassFacts) -> None:
+    def _publish_init(
+        self, scope: _Scope, cls: ClassFacts, only: frozenset[str] | None = None
+    ) -> None:
         """After ``__init__``: the optimizers it stored on ``self`` (``self.opt =
         Adam(self.net.parameters())``) and the torch functions (``self.act = F.relu``) are
-        what those attributes hold in every method."""
+        what those attributes hold in every method. ``only``: for another method that builds
+        them (``initialize()``), the attributes no other method assigns."""
         for name, values in scope.env.items():
             if not name.startswith("self.") or name.count(".") != 1 or not values:
+                continue
+            if only is not None and name not in only:
                 continue
             held = [v for v in values if v.origin == FUNCTION_ORIGIN]
             if len({v.group.name for v in held}) == 1 and all(
@@ -181,7 +186,8 @@ class Steps(AnalyzerBase):
             optimizer.elements = [e for v in values for e in v.elements]
             if optimizer.elements:  # else the name-based guess stays (``_hinted_params``)
                 self.class_values.setdefault((cls.name, name[5:]), optimizer)
-        self._publish_stepped(scope, cls)
+        if only is None:
+            self._publish_stepped(scope, cls)
 
     def _publish_attributes(self, scope: _Scope, cls: ClassFacts) -> None:
         """The tensors a method leaves on ``self`` carrying saves (``self.fake =
