@@ -32,10 +32,9 @@ def check(facts: Facts) -> Iterator[RawFinding]:
     seen: set[int] = set()
     for event in _most_specific(facts):
         write, record = event.write, event.record
-        bypass = write.hidden or write.via_detach
-        if bypass or id(write.node) in seen:
+        if write.hidden or write.via_detach:
             continue
-        seen.add(id(write.node))
+        seen.add(id(write.node))  # one event per write already (``_most_specific``)
         if write.via_call is not None and record.role != "parameters":
             # a helper writes its caller's saved tensor
             yield callers_saved_tensor("IPL001", event, _OUTCOME)

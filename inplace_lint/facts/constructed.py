@@ -23,7 +23,7 @@ import libcst as cst
 
 from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pairs
 from inplace_lint.facts.model import ModuleSpec
-from inplace_lint.facts.names import self_attribute
+from inplace_lint.facts.names import assignment_targets, self_attribute
 from inplace_lint.facts.walk import nested_scope, own_nodes, walk
 
 
@@ -211,12 +211,7 @@ def attribute_stores(module: cst.Module) -> Counter[str]:
     holds what the constructions gave it."""
     stores: Counter[str] = Counter()
     for node in walk(module):
-        targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, cst.AugAssign | cst.AnnAssign):
-            targets = [node.target]
-        for target in targets:
+        for target in assignment_targets(node):
             for part in walk(target):
                 if isinstance(part, cst.Attribute):
                     stores[part.attr.value] += 1

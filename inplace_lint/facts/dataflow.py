@@ -37,11 +37,10 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.hooks import find_backward_hooks
 from inplace_lint.facts.inline import BUDGET, Inline
-from inplace_lint.facts.instance_config import SavedWhen
+from inplace_lint.facts.instance_config import SavedWhen, assigned_only_by
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind, Value
-from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import (
     OpTable,
 )
@@ -239,7 +238,7 @@ class Analyzer(
             self._publish_init(scope, cls)
         elif cls is not None:
             # ``initialize()`` building what no other method assigns: its optimizers too
-            self._publish_init(scope, cls, only=_assigned_only_by(cls.node, func))
+            self._publish_init(scope, cls, only=assigned_only_by(cls.node, func))
             self._publish_attributes(scope, cls)
 
     def _context(self, func: cst.FunctionDef, cls: ClassFacts | None) -> Context:
@@ -306,29 +305,6 @@ class Analyzer(
 #: rounds of summaries through calls after the first: writes seen through this many
 #: levels of same-file helpers
 _THROUGH_ROUNDS = 3
-
-
-def _assigned_only_by(cls: cst.ClassDef, method: cst.FunctionDef) -> frozenset[str]:
-    """The ``self.attr`` names ``method`` assigns and no other method of ``cls`` does."""
-    mine = _self_stores(method)
-    others: set[str] = set()
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt is not method:
-            others |= _self_stores(stmt)
-    return frozenset(mine - others)
-
-
-def _self_stores(func: cst.FunctionDef) -> set[str]:
-    found: set[str] = set()
-    for node in own_nodes(func):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                name = (
-                    dotted_name(target.target) if isinstance(target.target, cst.Attribute) else None
-                )
-                if name is not None and name.startswith("self.") and name.count(".") == 1:
-                    found.add(name)
-    return found
 
 
 def _calls_any(func: cst.FunctionDef, names: dict[str, Sequence[Mutation]]) -> bool:

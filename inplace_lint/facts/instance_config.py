@@ -21,7 +21,9 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
-from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.constructed import _argument
+from inplace_lint.facts.names import assignment_targets, dotted_name
+from inplace_lint.facts.syntax import _orelse
 from inplace_lint.facts.walk import walk
 
 
@@ -42,30 +44,21 @@ _LITERAL_NAMES = {"True": True, "False": False, "None": None}
 SavedWhen = tuple[str, tuple[tuple[cst.BaseExpression, bool], ...]]
 
 
-def bound_arguments(
-    func: cst.FunctionDef, call: cst.Call | None, skip_self: bool = True
-) -> dict[str, object] | None:
-    """``func``'s parameters as ``call`` gives them (defaults for the others, evaluated as
-    literals); None when the call passes ``*args``/``**kwargs`` or an unknown keyword."""
-    params = list(func.params.params)
-    if skip_self and params:
-        params = params[1:]
-    names = [p.name.value for p in (*params, *func.params.kwonly_params)]
+def bound_arguments(func: cst.FunctionDef, call: cst.Call) -> dict[str, object] | None:
+    """``func``'s parameters after ``self`` as ``call`` gives them, defaults for the others
+    (``constructed._argument``), evaluated as literals; None when the call passes
+    ``*args``/``**kwargs`` or a keyword ``func`` takes neither by name nor in ``**kwargs``."""
+    params = [*list(func.params.params)[1:], *func.params.kwonly_params]
+    names = {p.name.value for p in params}
+    if any(arg.star for arg in call.args):
+        return None
+    keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    if func.params.star_kwarg is None and not keywords <= names:
+        return None
     env: dict[str, object] = {}
-    for param in (*params, *func.params.kwonly_params):
-        default = param.default
-        env[param.name.value] = evaluate(default, {}) if default is not None else UNKNOWN
-    for index, arg in enumerate(call.args if call is not None else ()):
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value not in names:
-                if func.params.star_kwarg is None:
-                    return None
-                continue  # taken by ``**kwargs``
-            env[arg.keyword.value] = evaluate(arg.value, {})
-        elif index < len(params):
-            env[params[index].name.value] = evaluate(arg.value, {})
+    for param in params:
+        expr = _argument(func, param.name.value, call)
+        env[param.name.value] = evaluate(expr, {}) if expr is not None else UNKNOWN
     return env
 
 
@@ -170,12 +163,6 @@ def _run(body: Sequence[cst.CSTNode], values: dict[str, object], decided: bool) 
                 _run(node, values, decided=False)
 
 
-def _orelse(orelse: cst.If | cst.Else | None) -> Sequence[cst.CSTNode]:
-    if orelse is None:
-        return ()
-    return (orelse,) if isinstance(orelse, cst.If) else orelse.body.body
-
-
 def _nested_bodies(stmt: cst.BaseCompoundStatement) -> list[Sequence[cst.CSTNode]]:
     """The statement lists of a loop, ``with`` or ``try`` (not of nested definitions)."""
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
@@ -190,17 +177,9 @@ def _nested_bodies(stmt: cst.BaseCompoundStatement) -> list[Sequence[cst.CSTNode
 
 
 def _assign(small: cst.BaseSmallStatement, values: dict[str, object], decided: bool) -> None:
-    if isinstance(small, cst.Assign):
-        targets = [t.target for t in small.targets]
-        value: cst.BaseExpression | None = small.value
-    elif isinstance(small, cst.AnnAssign):
-        targets, value = [small.target], small.value
-    elif isinstance(small, cst.AugAssign):
-        targets, value = [small.target], None
-    else:
-        return
+    value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
     result = evaluate(value, values) if value is not None and decided else UNKNOWN
-    for target in targets:
+    for target in assignment_targets(small):
         name = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
         if name is not None:
             values[name] = result
@@ -240,20 +219,25 @@ def holds_for_instances(
     return True
 
 
+def self_stores(func: cst.FunctionDef) -> set[str]:
+    """The ``self.attr`` names ``func`` assigns (plainly, annotated or augmented), in its
+    nested functions too."""
+    found: set[str] = set()
+    for node in walk(func):
+        for target in assignment_targets(node):
+            name = dotted_name(target) if isinstance(target, cst.Attribute) else None
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                found.add(name)
+    return found
+
+
 def assigned_outside_init(cls: cst.ClassDef) -> frozenset[str]:
     """The ``self.attr`` names a method other than ``__init__`` assigns."""
-    found: set[str] = set()
-    for stmt in cls.body.body:
-        if not isinstance(stmt, cst.FunctionDef) or stmt.name.value == "__init__":
-            continue
-        for node in walk(stmt):
-            targets: list[cst.BaseExpression] = []
-            if isinstance(node, cst.Assign):
-                targets = [t.target for t in node.targets]
-            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-                targets = [node.target]
-            for target in targets:
-                name = dotted_name(target) if isinstance(target, cst.Attribute) else None
-                if name is not None and name.startswith("self."):
-                    found.add(name)
-    return frozenset(found)
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    return frozenset().union(*(self_stores(m) for m in methods if m.name.value != "__init__"))
+
+
+def assigned_only_by(cls: cst.ClassDef, method: cst.FunctionDef) -> frozenset[str]:
+    """The ``self.attr`` names ``method`` assigns and no other method of ``cls`` does."""
+    others = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s is not method]
+    return frozenset(self_stores(method).difference(*(self_stores(m) for m in others)))

@@ -50,6 +50,16 @@ def self_attribute(node: cst.BaseExpression | None) -> str | None:
     return None
 
 
+def assignment_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What an assignment statement binds: every target of ``a = b = v``, the one of
+    ``a: T = v`` or ``a += v``; nothing for any other node."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets]
+    if isinstance(node, cst.AugAssign | cst.AnnAssign):
+        return [node.target]
+    return []
+
+
 def isinstance_test(node: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
     """``isinstance(x, T)`` (``T`` a type or a tuple of them) on a plain name ``x``: ``x``
     and ``T``; None for any other expression."""
