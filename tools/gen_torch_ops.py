@@ -36,6 +36,11 @@ inspects the autograd graph they build:
   (``nn.Embedding`` keeps its indices, not its weight).
 * functions and modules with an ``inplace`` parameter describe ``inplace=True`` and add
   ``*_out_of_place`` keys for the default. Dropout-like ops are probed in training mode.
+* ``tensor_params`` (functions; present only when not empty): the positional parameters only
+  a tensor may fill, where a Python float and a Python int in the recipe's tensor's place both
+  raise (``TypeError``, or a Python wrapper's ``AttributeError``) with the recipe's other
+  numbers given as tensors (``torch.norm``'s ``input``; not ``torch.pow``'s, as
+  ``pow(2.0, e)`` works).
 * ``params``: positional parameter names, from ``inspect.signature`` or the aten schema
   (``*name`` marks varargs; ``argN`` is used where no name could be found).
 * ``max_args`` (methods, present only where torch says): the most positional arguments the

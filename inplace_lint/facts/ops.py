@@ -61,6 +61,8 @@ class OpInfo:
     detached: bool = False
     #: a method: the most positional arguments it takes, where torch says (``zero_``: 0)
     max_args: int | None = None
+    #: the parameters only a tensor may fill (``torch.norm``'s ``input``; not ``pow``'s)
+    tensor_params: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ def _op(raw: dict[str, Any]) -> OpInfo:
         saves_alone=frozenset(raw.get("saves_alone", ())),
         detached=bool(raw.get("detached", False)),
         max_args=raw.get("max_args"),
+        tensor_params=frozenset(raw.get("tensor_params", ())),
     )
 
 

@@ -212,6 +212,16 @@ class TorchSemantics(AnalyzerBase):
                 view.sure = view.sure or view.kind is Kind.TENSOR
         return views
 
+    def _tensors_by_use(self, info: OpInfo, args: list[tuple[str, cst.Arg, list[Value]]]) -> None:
+        """What a program passes where only a tensor may go (``torch.norm(v)``, the table's
+        ``tensor_params``) is a tensor, here and for every name that holds it: ``v /= n``
+        then writes it in place."""
+        for name, values in self._bind_args(info, None, args).items():
+            if name in info.tensor_params:
+                for value in values:
+                    if value.kind is Kind.TENSOR:
+                        value.sure = True
+
     def _bind_args(
         self,
         info: OpInfo,
@@ -429,6 +439,8 @@ class TorchSemantics(AnalyzerBase):
         """A torch function from the op table: an in-place call, an ``out=`` write, a view,
         or an op whose result depends on (and may save) its inputs."""
         info = self.table.functions.get(qualified)
+        if info is not None and info.tensor_params:
+            self._tensors_by_use(info, args)
         positional = [values for kw, _, values in args if not kw]
         first = positional[0] if positional else []
         if qualified in _RENORM_LOOKUPS and len(node.args) > 1 and len(positional) > 1:

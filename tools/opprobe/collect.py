@@ -32,6 +32,7 @@ from .probes import (
     probe_module_args,
     recipes_for,
     saves_alone,
+    tensor_params,
 )
 from .recipes import (
     CONTAINER_MODULES,
@@ -160,6 +161,9 @@ def function_entry(qualname: str) -> dict[str, Any] | None:
         entry["multi_view"] = True
     _add_detached(entry, outcome)
     _add_saves_alone(entry, fn, outcome, params_of)
+    only_tensors = tensor_params(fn, outcome.recipe, params_of)
+    if only_tensors:
+        entry["tensor_params"] = only_tensors
     if entry["inplace_param"] is not None:
         args, kwargs = outcome.recipe
         inplace_outcome = probe_call(fn, (args, {**kwargs, "inplace": True}), params_of)

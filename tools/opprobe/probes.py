@@ -21,7 +21,7 @@ from .graph import (
 )
 from .params import ParamsOf, param_name
 from .recipes import GENERIC, SPECIFIC, ModuleRecipe
-from .specs import Recipe, build, on_device, reseed
+from .specs import Recipe, Spec, build, on_device, reseed
 
 
 @dataclass
@@ -106,6 +106,50 @@ def saves_alone(fn: Callable[..., Any], recipe: Recipe, params_of: ParamsOf) -> 
         if name in classify_saves(list(iter_tensors(result)), stop, inputs):
             found.append(name)
     return sorted(set(found))
+
+
+def tensor_params(fn: Callable[..., Any], recipe: Recipe, params_of: ParamsOf) -> list[str]:
+    """The positional parameters only a tensor may fill: the call that works with the
+    recipe's tensor there refuses a Python float and a Python int in its place
+    (``TypeError``, or a wrapper's ``AttributeError``: ``torch.norm(2.0)``), with the
+    recipe's other numbers given as tensors (``torch.pow(2.0, e)`` works, so ``pow``'s
+    ``input`` is not one). A value a program passes there is a tensor."""
+    reseed()
+    params = params_of(build(recipe[0], False), build(recipe[1], False))
+    found: list[str] = []
+    for index, spec in enumerate(recipe[0]):
+        if isinstance(spec, Spec) and all(
+            _refuses_number(fn, recipe, index, number) for number in (0.5, 2)
+        ):
+            found.append(param_name(params, index))
+    return found
+
+
+def _refuses_number(fn: Callable[..., Any], recipe: Recipe, index: int, number: float) -> bool:
+    """Whether ``fn`` raises ``TypeError`` with ``number`` for its ``index``-th argument."""
+    reseed()
+    args = list(build(recipe[0], True))
+    # the recipe's other numbers as tensors: ``pow(2.0, e)`` takes a number as its base
+    args = [_as_tensor(a) if i != index else number for i, a in enumerate(args)]
+    kwargs = build(recipe[1], True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(*args, **kwargs)
+    except TypeError:
+        return True
+    except AttributeError as error:  # a Python wrapper calling the argument's methods
+        return f"'{type(number).__name__}' object has no attribute" in str(error)
+    except Exception:
+        return False
+    return False
+
+
+def _as_tensor(value: Any) -> Any:
+    """A Python float or int as a 0-dim tensor; anything else as it is."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return torch.tensor(value)
+    return value
 
 
 def _refuses_inplace(out: Any) -> bool:
