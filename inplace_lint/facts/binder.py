@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from inplace_lint.facts.conditions import Key
+from inplace_lint.facts.constructed import stored_params
 from inplace_lint.facts.containers import container_params
 from inplace_lint.facts.heuristics import (
     _INTEGER_NAME,
@@ -172,7 +173,7 @@ class Binder(AnalyzerBase):
             given = self._given_module(name)
             if given is not None:
                 value = given
-            function = self._passed_function(name, position)
+            function = self._passed_function(name, position) or self._given_function(name)
             if function is not None:  # every call passes this same-file function
                 value = new_value(Kind.OTHER, function, origin="def")
             if ctx.role == "forward" and position == 0:
@@ -193,6 +194,20 @@ class Binder(AnalyzerBase):
                     value.sure = True  # every call seen so far passes a sure tensor
             self._bind(name, [value])
         self._bind_passed_optimizers([p.name.value for p in params])
+
+    def _given_function(self, name: str) -> str | None:
+        """In ``__init__``, a parameter stored on ``self`` that every construction passes
+        the same same-file function for, by name or through the default
+        (``radial_function=gaussian_radial_function``): that function."""
+        ctx = self.scope.ctx
+        cls = ctx.cls
+        if cls is None or ctx.name != "__init__" or ctx.node is None:
+            return None
+        attr = stored_params(ctx.node).get(name)
+        exprs = cls.constants.get(attr, ()) if attr is not None else ()
+        names = {e.value if isinstance(e, cst.Name) else None for e in exprs}
+        found = names.pop() if len(names) == 1 else None
+        return found if found in self.functions else None
 
     def _given_module(self, name: str) -> Value | None:
         """In ``__init__``, a parameter every construction passes a module for, which

@@ -5,7 +5,9 @@ A torch function is often kept before it is called: ``self.act = F.relu`` in ``_
 construction of the class (ConfGF's GIN), ``act = torch.sigmoid``. Evaluating such an
 expression gives a *function value* (kind OTHER, origin ``torch_def``, the qualified name as
 its group's name), and calling a name or attribute that holds one function value is calling
-that function: its saves and views come from the op table as for ``F.relu(x)``.
+that function: its saves and views come from the op table as for ``F.relu(x)``. A same-file
+function held so (origin ``def``: ``self.radial_function = radial_function``) is called as
+the file's function, its summary applied to what the call passes (``_function_call``).
 
 Limits: one function per name (two possible functions are unknown); ``getattr`` only on a
 torch namespace with a string literal or an ``__init__`` parameter that every construction in
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inplace_lint.facts.call_shapes import lambda_map
+from inplace_lint.facts.call_shapes import Args, builds_over_parameters, lambda_map
 from inplace_lint.facts.constructed import string_literal
 from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.op_extras import _METADATA_CALLS
@@ -30,6 +32,30 @@ _NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg")
 
 class Callables(AnalyzerBase):
     """Calls of builtins (``map``, ``list``, ``getattr``, ``len``) and of held functions."""
+
+    def _function_call(
+        self, name: str, node: cst.Call, args: Args | None = None, values: list[Value] | None = None
+    ) -> list[Value]:
+        """A call of the same-file function ``name`` (or of an unknown one by that name):
+        its writes to what this call passes, and what it returns."""
+        args = self._args(node) if args is None else args
+        given_back = self._record_call(name, node, args)
+        if given_back:
+            return given_back
+        inlined = self._inline_call(name, args)
+        if inlined is not None:
+            return inlined
+        return [self._unknown_callable(name, values, args)]
+
+    def _unknown_callable(self, name: str, values: list[Value] | None, args: Args) -> Value:
+        """What a call of a name the file does not define gives: an optimizer over the
+        parameters passed first (``optimizer_class(self.qf1.parameters(), lr=lr)``, which
+        steps those if stepped at all), else an unknown value."""
+        if builds_over_parameters(args) and all(v.kind is Kind.OTHER for v in values or ()):
+            optimizer = new_value(Kind.OPTIMIZER, name)
+            optimizer.elements = self._param_groups(args)
+            return optimizer
+        return self._unknown(inputs=self._plain_call_inputs(name, args))
 
     def _builtin_call(
         self, name: str, values: list[Value] | None, node: cst.Call

@@ -13,7 +13,6 @@ from inplace_lint.facts import ledger
 from inplace_lint.facts.backward import wrapped_backward
 from inplace_lint.facts.call_shapes import (
     Args,
-    builds_over_parameters,
     element_at,
     sure_tensor_passed,
 )
@@ -24,6 +23,7 @@ from inplace_lint.facts.grad_target_params import grad_target_params
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
     FLOW,
+    INSTANCE_ORIGIN,
     MAX_HELD,
     Kind,
     ModuleSpec,
@@ -76,6 +76,9 @@ class Calls(AnalyzerBase):
             if receiver_values is not None and any(v.kind is Kind.MODULE for v in receiver_values):
                 args = self._args(node)
                 return self._call_modules(receiver_values, args, node, callee or "")
+            held = _passed_function(receiver_values, callee or "", self.functions)
+            if held is not None:  # ``self.radial_function(...)`` holding a same-file function
+                return self._function_call(held, node)
             return self._held_call(receiver_values, node) or self._method_call(node, func)
         if isinstance(func, cst.Name):
             name = func.value
@@ -98,6 +101,9 @@ class Calls(AnalyzerBase):
                 result = self._unknown(inputs=[v for _, _, vs in args for v in vs], sure=True)
                 result.grad = 0 if self.scope.no_grad else 2
                 return [result]
+            called_instance = self._instance_call(values, node)
+            if called_instance is not None:
+                return called_instance
             modelled = self._guessed_model(values, node, name)
             if modelled is not None:
                 return modelled
@@ -109,28 +115,15 @@ class Calls(AnalyzerBase):
             args = self._args(node)
             if spec is not None:
                 return [new_value(Kind.MODULE, name, module=spec)]
-            given_back = self._record_call(name, node, args)
-            if given_back:
-                return given_back
-            inlined = self._inline_call(name, args)
-            if inlined is not None:
-                return inlined
-            return [self._unknown_callable(name, values, args)]
+            return self._function_call(name, node, args, values)
         called = self._eval(func)
+        called_instance = self._instance_call(called, node)
+        if called_instance is not None:  # ``Mitigator(True)(emb, direction)``
+            return called_instance
         args = self._args(node)
         if any(v.kind is Kind.MODULE for v in called):  # ``self.blocks[i](x)``
             return self._call_modules(called, args, node, self._text(func))
         return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
-
-    def _unknown_callable(self, name: str, values: list[Value] | None, args: Args) -> Value:
-        """What a call of a name the file does not define gives: an optimizer over the
-        parameters passed first (``optimizer_class(self.qf1.parameters(), lr=lr)``, which
-        steps those if stepped at all), else an unknown value."""
-        if builds_over_parameters(args) and all(v.kind is Kind.OTHER for v in values or ()):
-            optimizer = new_value(Kind.OPTIMIZER, name)
-            optimizer.elements = self._param_groups(args)
-            return optimizer
-        return self._unknown(inputs=self._plain_call_inputs(name, args))
 
     def _mapped(self, node: cst.Call) -> Value:
         """``map(lambda t: to_heads(t, h), (q, k, v))``: the generator it stands for."""
@@ -181,7 +174,7 @@ class Calls(AnalyzerBase):
             optimizer.elements = self._param_groups(args)
             return [optimizer]
         self._record_call(name, node, args)
-        return [new_value(Kind.OTHER, name)]
+        return [new_value(Kind.OTHER, name, origin=INSTANCE_ORIGIN)]
 
     def _record_call(
         self,

@@ -25,6 +25,7 @@ from inplace_lint.facts.calls import Calls
 from inplace_lint.facts.classes import (
     ClassFacts,
 )
+from inplace_lint.facts.dispatch import dispatching_inherited
 from inplace_lint.facts.effects import attribute_writes, step_effects
 from inplace_lint.facts.expressions import Expressions
 from inplace_lint.facts.foreign import Foreign
@@ -38,6 +39,7 @@ from inplace_lint.facts.heuristics import (
 from inplace_lint.facts.hooks import find_backward_hooks
 from inplace_lint.facts.inline import BUDGET, Inline
 from inplace_lint.facts.instance_config import SavedWhen, assigned_only_by
+from inplace_lint.facts.late_callers import LateCallers
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind, Value
@@ -83,6 +85,7 @@ class Analyzer(
     Passed,
     Binder,
     Foreign,
+    LateCallers,
     AssumedGrad,
 ):
     """Runs the dataflow pass over one module and fills a :class:`Facts`."""
@@ -109,8 +112,11 @@ class Analyzer(
             methods = sorted(cls.methods.values(), key=lambda f: f.name.value != "__init__")
             for method in methods:
                 self._run_function(method, cls)
+            for method in dispatching_inherited(cls, self.classes):
+                self._run_function(method, cls)  # as the subclass's: its overrides called
         for func in callers_first(self._plain):
             self._run_function(func, None)
+        self._late_callers_pass()
         if self.returned_targets:
             self._module_grad_targets()
         if self.assume_grad:

@@ -356,7 +356,9 @@ class Expressions(AnalyzerBase):
             qualified = self.imports.qualify(node)
             if qualified in self.table.functions and name not in self.functions:
                 return [function_value(qualified)]  # ``act = sigmoid`` (from torch import ...)
-            if name in self.classes or name in self.functions or qualified:
+            if name in self.functions and name not in self.classes:
+                return [new_value(Kind.OTHER, name, origin="def")]  # ``fn = radial``: that def
+            if name in self.classes or qualified:
                 return [new_value(Kind.OTHER, name)]
             return [self._unknown(name)]
         self._load(name, values, node)

@@ -148,6 +148,8 @@ class ModuleSpec:
 #: the origin of a tensor a custom Function's forward made, saved and gave nobody else
 #: (``function_saves``): only a second backward over a retained graph sees it written
 OWNED = "owned_saved"
+#: an instance of a same-file plain class, built by its constructor (``Mitigator(True)``)
+INSTANCE_ORIGIN = "instance"
 
 #: the role of a mark that a function's parameter leaves in the history of what is computed
 #: from it: no save, only a trace of which parameters a result came from
@@ -163,7 +165,9 @@ class Value:
     sure: bool = True  # for tensors: known to be a tensor, not just possibly one
     grad: int = 1  # requires grad: 0 no, 1 maybe, 2 yes
     leaf: bool = False
-    origin: str = ""  # "arg", "grad_output", "saved", OWNED, "fn_input", "def" or ""
+    origin: str = (
+        ""  # "arg", "grad_output", "saved", OWNED, "fn_input", "def", INSTANCE_ORIGIN or ""
+    )
     arg_name: str = ""
     via_data: bool = False
     via_detach: bool = False

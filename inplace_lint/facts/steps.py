@@ -50,6 +50,7 @@ from inplace_lint.facts.classes import ClassFacts, literal_bool
 from inplace_lint.facts.effects import Effect
 from inplace_lint.facts.model import (
     FLOW,
+    INSTANCE_ORIGIN,
     Group,
     Kind,
     ModuleSpec,
@@ -165,19 +166,20 @@ class Steps(AnalyzerBase):
         self, scope: _Scope, cls: ClassFacts, only: frozenset[str] | None = None
     ) -> None:
         """After ``__init__``: the optimizers it stored on ``self`` (``self.opt =
-        Adam(self.net.parameters())``) and the torch functions (``self.act = F.relu``) are
-        what those attributes hold in every method. ``only``: for another method that builds
-        them (``initialize()``), the attributes no other method assigns."""
+        Adam(self.net.parameters())``) and the torch or same-file functions (``self.act =
+        F.relu``) are what those attributes hold in every method. ``only``: for another
+        method that builds them (``initialize()``), the attributes no other method assigns."""
         for name, values in scope.env.items():
             if not name.startswith("self.") or name.count(".") != 1 or not values:
                 continue
             if only is not None and name not in only:
                 continue
-            held = [v for v in values if v.origin == FUNCTION_ORIGIN]
-            if len({v.group.name for v in held}) == 1 and all(
-                v.origin in (FUNCTION_ORIGIN, NONE_ORIGIN) for v in values
+            held = [v for v in values if v.origin in (FUNCTION_ORIGIN, "def")]
+            if len({(v.origin, v.group.name) for v in held}) == 1 and all(
+                v.origin in (FUNCTION_ORIGIN, "def", NONE_ORIGIN) for v in values
             ):
-                # ``self.act = F.relu`` (or None): every method calls that function through it
+                # ``self.act = F.relu`` (or None), ``self.radial_function = radial_function``
+                # given a same-file function: every method calls that function through it
                 self.class_values.setdefault((cls.name, name[5:]), held[0])
                 continue
             if any(v.kind is not Kind.OPTIMIZER for v in values):
@@ -456,6 +458,20 @@ class Steps(AnalyzerBase):
             return method in cls.methods
         classes = {c for v in receiver if v.module is not None for c in v.module.classes}
         return any(method in self.classes[c].methods for c in classes if c in self.classes)
+
+    def _instance_call(self, values: list[Value] | None, node: cst.Call) -> list[Value] | None:
+        """``mitigator(embeddings, direction)`` on an instance of a same-file plain class
+        (built by its constructor here): a call of its ``__call__``, whose parameters then
+        know what this call passes. None for any other call."""
+        classes = {v.group.name for v in values or () if v.origin == INSTANCE_ORIGIN}
+        if len(classes) != 1 or any(v.origin != INSTANCE_ORIGIN for v in values or ()):
+            return None
+        cls = self.classes.get(classes.pop() or "")
+        if cls is None or "__call__" not in cls.methods:
+            return None
+        args = self._args(node)
+        given_back = self._record_call("__call__", node, args, cls.name)
+        return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
 
     def _owned_method_writes(
         self, receiver: list[Value], method: str, node: cst.Call, args: Args

@@ -1,0 +1,48 @@
+"""Methods of plain classes run again with what their later callers pass.
+
+A plain class's methods (not a module's, not an ``autograd.Function``'s) are analysed before
+the file's plain functions, so a parameter is bound before any call from those functions is
+seen: it may or may not require grad, and an op saves nothing for a graph not known to need
+grad. ``mitigator(embeddings, direction)`` in ``main`` passing a tensor that requires grad to
+``LinearBiasMitigator.__call__``, whose ``direction /= torch.linalg.norm(direction)`` then
+overwrites what ``norm`` saved, is found only when the method is read with that fact.
+
+After the plain functions, each such method that some call passed a tensor requiring grad
+(``arg_grads``, keyed ``Class.method``) is run once more in a scratch ``Facts`` (its
+parameters bind the recorded grads, as a plain function's do), and its new saved-for-backward
+overwrites are kept. Limits: only those overwrites (what the first run found stays as it
+was); calls through an instance of unknown class reach a method only where one plain class
+defines that name (``_owned_method_writes``).
+"""
+
+from __future__ import annotations
+
+from inplace_lint.facts import events as ev
+from inplace_lint.facts.assumed_grad import _writes_after_calls
+from inplace_lint.facts.state import AnalyzerBase
+
+
+class LateCallers(AnalyzerBase):
+    """The late-callers room of the interpreter (see the module docstring)."""
+
+    def _late_callers_pass(self) -> None:
+        """Run again each plain-class method a call passed a tensor requiring grad."""
+        reported = {id(e.write.node) for e in self.facts.saved_overwrites}
+        for cls in list(self.classes.values()):
+            if cls.is_module or cls.is_function or cls.is_optimizer:
+                continue
+            for name, method in cls.methods.items():
+                grads = self.arg_grads.get(f"{cls.name}.{name}", {})
+                if name == "__init__" or 2 not in grads.values():
+                    continue
+                if not _writes_after_calls(method, self.table):
+                    continue
+                kept, self.facts = self.facts, ev.Facts()
+                try:
+                    self._run_function(method, cls)
+                finally:
+                    found, self.facts = self.facts, kept
+                for event in found.saved_overwrites:
+                    if id(event.write.node) not in reported:
+                        reported.add(id(event.write.node))
+                        kept.saved_overwrites.append(event)
