@@ -212,8 +212,11 @@ class Writes(AnalyzerBase):
         later read of an alias is stale)."""
         scope = self.scope
         write, written_name = pending.write, pending.written_name
+        # ``noise = action.data.normal_(0, s)``: a write through ``.data`` is meant for the
+        # tensor, unless its in-place result is bound to a new name, as a new tensor
+        hidden_call = write.hidden and isinstance(write.node, cst.Call) and write.elsewhere
         meant_to_share = (
-            write.hidden
+            (write.hidden and not hidden_call)
             or write.shape_only  # ``squeeze_()``: a new shape, the same values
             # under no_grad, writes through attributes are state updates (buffers, EMA);
             # a local tensor read again through an alias is stale with or without autograd
@@ -239,6 +242,7 @@ class Writes(AnalyzerBase):
         hidden = [v for v in tensors if v.via_data]
         if hidden and private and not any(self._held_elsewhere(v, written_name) for v in private):
             pending.through_view = True
+        pending.through_view = pending.through_view or hidden_call
         if pending.through_view and not write.elsewhere:
             meant_to_share = True
         return meant_to_share
