@@ -287,10 +287,11 @@ def test_a_clone_that_cannot_help_is_dropped_as_in_timm_fasternet() -> None:
         exec(compile(source, "fasternet.py", "exec"), {"__name__": "__main__", "torch": torch})
 
 
-#: Two fixes on one function, each verified by itself: the IPL004 clone once needed the IPL007
-#: rewrite first, because the engine took the ``.data`` write it leaves for a write that torch
-#: refuses on a leaf (it does not: ``.data`` writes to leaves are allowed); ``--fix`` applies
-#: both. A fix that does not verify by itself is dropped (``fasternet`` above).
+#: Two fixes on one function, each verified by itself: the IPL003 clone of the argument once
+#: needed the IPL007 rewrite first, because the engine took the ``.data`` write it leaves for a
+#: write that torch refuses on a leaf (it does not: ``.data`` writes to leaves are allowed);
+#: ``--fix`` applies both. A fix that does not verify by itself is dropped (``fasternet``
+#: above).
 ONE_AFTER_THE_OTHER = textwrap.dedent(
     """\
     import torch
@@ -300,8 +301,7 @@ ONE_AFTER_THE_OTHER = textwrap.dedent(
     class Block(nn.Module):
         def forward(self, t):
             t.data.relu_()
-            with torch.no_grad():
-                t[0] = 0.0
+            t[0] = 0.0
             v = t.t()
             return t
 
@@ -314,13 +314,13 @@ ONE_AFTER_THE_OTHER = textwrap.dedent(
 
 def test_only_fixes_that_verify_by_themselves_are_offered() -> None:
     found = lint_source(ONE_AFTER_THE_OTHER, "block.py")
-    assert [(f.code, f.fix is not None) for f in found] == [("IPL007", True), ("IPL004", True)]
+    assert [(f.code, f.fix is not None) for f in found] == [("IPL007", True), ("IPL003", True)]
     offered, dropped = verified(ONE_AFTER_THE_OTHER, "block.py", found)
-    assert [(f.code, f.fix is not None) for f in offered] == [("IPL007", True), ("IPL004", True)]
+    assert [(f.code, f.fix is not None) for f in offered] == [("IPL007", True), ("IPL003", True)]
     assert dropped == []
     result = fix_text(ONE_AFTER_THE_OTHER, "block.py", unsafe=True)
-    assert [f.line for f in result.applied] == [7, 9]  # the `.data` write, then `t[0] = 0.0`
-    assert result.remaining == [] and "            t = t.clone()\n" in result.after
+    assert [f.line for f in result.applied] == [7, 8]  # the `.data` write, then `t[0] = 0.0`
+    assert result.remaining == [] and "        t = t.clone()\n" in result.after
 
 
 @in_module_loop
@@ -344,9 +344,9 @@ async def test_the_editor_offers_a_quick_fix_only_if_it_verifies_by_itself(
             "Fix IPL007: Write `t = t.relu(...)` so autograd sees it",
             "Add `# noqa: IPL007`",
         ],
-        "IPL004": [
-            "Fix IPL004: Write into a clone: insert `t = t.clone()` first",
-            "Add `# noqa: IPL004`",
+        "IPL003": [
+            "Fix IPL003: Clone argument `t` at the top of `forward()`",
+            "Add `# noqa: IPL003`",
         ],
     }
 

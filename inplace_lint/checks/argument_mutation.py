@@ -12,28 +12,11 @@ from inplace_lint.facts.syntax import copies_into
 
 
 def check(facts: Facts) -> Iterator[RawFinding]:
-    seen: set[int] = set()  # write nodes already reported, by the first reason found
-    yield from _leaf_passed(facts, seen)
+    # write nodes already reported, by the first reason found; a write to a leaf a caller
+    # passes is IPL003's (``leaf_inplace``): torch raises at the call whatever comes after
+    seen: set[int] = {id(e.write.node) for e in facts.leaf_arg_writes if e.write.via_call}
     yield from _caller_harmed(facts, seen)
     yield from _no_caller_to_judge(facts, seen)
-
-
-def _leaf_passed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
-    """A caller in this file passes a leaf that requires grad: torch raises at the call."""
-    for event in facts.leaf_arg_writes:
-        write = event.write
-        if write.via_call is None or id(write.node) in seen:
-            continue
-        seen.add(id(write.node))
-        message = (
-            f"{write.what} mutates argument `{write.param}` in place; the caller passes "
-            f"`{event.leaf}` (line ",
-            LineOf(write.via_call),
-            "), a leaf that requires grad (or a view of one): torch raises 'a leaf Variable "
-            "that requires grad is being used in an in-place operation'",
-        )
-        related = ((write.via_call, f"called with `{event.leaf}` here"),)
-        yield RawFinding("IPL004", write.node, write.stmt, message, related)
 
 
 def _caller_harmed(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:

@@ -19,7 +19,12 @@ from inplace_lint.facts.conditions import _negated
 from inplace_lint.facts.heuristics import compiled_for_arrays
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
-from inplace_lint.facts.summary_guards import guard_holds, mark_guarded, opted_out
+from inplace_lint.facts.summary_guards import (
+    GradModeWalker,
+    guard_holds,
+    mark_guarded,
+    opted_out,
+)
 from inplace_lint.facts.syntax import (
     _string_key,
     _terminates,
@@ -31,7 +36,7 @@ from inplace_lint.facts.syntax import (
     is_none,
 )
 from inplace_lint.facts.type_tests import type_arms
-from inplace_lint.facts.walk import Walker, own_nodes
+from inplace_lint.facts.walk import own_nodes
 
 
 @dataclass
@@ -291,7 +296,7 @@ def summarize(
     )
 
 
-class _MutationFinder(Walker):
+class _MutationFinder(GradModeWalker):
     """One walk over a function body, noting each in-place write that reaches a parameter
     (directly, through a loop variable over it, or through a local alias of it)."""
 
@@ -329,6 +334,7 @@ class _MutationFinder(Walker):
         self.alias_of: dict[str, str] = {}
         #: ``x_h, x_l = x``: a name unpacked from a parameter -> its position there
         self.unpacked: dict[str, int] = {}
+        self._start_grad_mode()
 
     def hit(
         self,
@@ -371,7 +377,7 @@ class _MutationFinder(Walker):
                 fresh_element=fresh,
                 key=key,
                 copies_itself=name in self.copied,
-                no_grad=no_grad,
+                no_grad=no_grad or self.grad_is_off(name),
             )
 
     @functools.cached_property
@@ -520,6 +526,7 @@ class _MutationFinder(Walker):
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._note_grad_off(node, self.alias_of)
         table = self.table
         func_node = node.func
         if self.callees is not None:
@@ -587,6 +594,7 @@ class _MutationFinder(Walker):
             )
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_grad_off(node, self.alias_of)
         for target in node.targets:
             sub = target.target
             index = int_index(sub) if isinstance(sub, cst.Subscript) else None

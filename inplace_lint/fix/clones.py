@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.ops import load_table
+from inplace_lint.facts.summaries import destination
 from inplace_lint.facts.syntax import _mark_dirty_names, constant_element
 from inplace_lint.finding import Edit
 from inplace_lint.fix.lines import Built, LineEdits
@@ -49,6 +50,16 @@ class CloneRewrites(LineEdits):
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
             return node.value.value
         return None
+
+    def writes_argument(self, node: cst.CSTNode) -> bool:
+        """The write goes to a plain parameter of its function that is not named as a place
+        to write into (``cls`` of ``add_pos(cls, pos)``, not ``out``): a side effect on the
+        caller's tensor, which a clone at the top keeps to the function."""
+        name = self.written_name(node)
+        function = self.function_of(node)
+        if name is None or function is None or name == "self" or destination(name):
+            return False
+        return _plain_parameter(function, name) is not None
 
     def clone_argument_fix(self, node: cst.CSTNode, cloned: set[tuple[int, str]]) -> Built | None:
         """IPL004: ``x = x.clone()`` at the top of the function whose argument ``x`` is written."""

@@ -109,6 +109,8 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if code in _LEAF_CODES:
             if self.differentiable_update(node):
                 return self._out_of_place(node, code)
+            if self.writes_argument(node):  # a helper's write to the leaf its caller passes
+                return self.clone_argument_fix(node, cloned)
             return self.leaf_write_fix(node)
         if code in _BYPASS_CODES:
             return self.bypass_fix(node)

@@ -14,7 +14,7 @@ model = nn.Sequential(
 
 
 def normalize(img):
-    img.sub_(MEAN)  # <-- IPL004: img is a leaf that requires grad
+    img.sub_(MEAN)  # <-- IPL003: img is a leaf that requires grad
     return img / STD
 
 

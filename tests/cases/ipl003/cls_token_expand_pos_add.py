@@ -12,7 +12,7 @@ patch_proj = nn.Linear(12, dim)
 
 
 def add_cls_position(cls, pos):
-    cls.add_(pos)  # <-- IPL004: cls is a view of the cls_token parameter
+    cls.add_(pos)  # <-- IPL003: cls is a view of the cls_token parameter
     return cls
 
 
