@@ -64,7 +64,7 @@ class Form(Enum):
     #: ``recv.clone().name_(args)``: the exact out-of-place meaning of any write, for methods
     #: whose stem is missing (``zero_``, ``normal_``) or means something else (``bernoulli_``).
     CLONE = "clone"
-    #: ``recv * 0 + src`` for ``recv.copy_(src)``: ``src`` broadcast to ``recv``, both kept in
+    #: ``recv.copy_(src)``: ``src`` broadcast to ``recv`` and cast to its dtype, both kept in
     #: the graph (torch has no ``copy`` method, and a clone would cut ``src`` off).
     COPY = "copy"
 

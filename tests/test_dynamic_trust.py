@@ -223,6 +223,28 @@ def test_whether_a_program_raises_is_judged_as_the_user_runs_it(tmp_path: Path) 
     assert not torch.are_deterministic_algorithms_enabled()
 
 
+STALE_BUFFER = """
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(4, requires_grad=True)
+buf = torch.full((4,), float("nan"))  # a reused buffer's old contents (``torch.empty``)
+x = torch.randn(4)
+buf.copy_(x)
+loss = (w * buf).sum()
+loss.backward()
+"""
+
+
+def test_a_copy_into_a_buffer_of_nans_is_not_confirmed(tmp_path: Path) -> None:
+    """Round 28's static input buffer: the twin of ``buf.copy_(x)`` was ``buf * 0 + x``,
+    NaN where the buffer held NaN, so a ``copy_`` that never reads the old values was
+    "confirmed". The twin now takes ``x`` in the buffer's shape and dtype."""
+    script = _write(tmp_path, "stale_buffer.py", STALE_BUFFER)
+    report = check(subject_for(str(script)))
+    assert report.confirmed == []
+
+
 # --------------------------------------------------------------------------- 4. arguments
 
 

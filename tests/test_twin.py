@@ -23,7 +23,7 @@ PAIRS: list[tuple[str, str, str]] = [
     ("data attribute holding a list", "self.data = []\n", "self.data = []\n"),
     ("method with no out-of-place name", "x.zero_()\n", "x = x.clone().zero_()\n"),
     ("random fill", "x.normal_(0, 1)\n", "x = x.clone().normal_(0, 1)\n"),
-    ("copy_", "x.copy_(y)\n", "x = x * 0 + y\n"),
+    ("copy_", "x.copy_(y)\n", "x = x.where(x.new_zeros(x.shape).bool(), y.to(x))\n"),
     ("method in a one-line suite", "if c: x.add_(1); y += 2\n", "if c: x = x.add(1); y = y + 2\n"),
     # in-place methods whose result is used
     ("method as value", "y = x.add_(1)\n", "y = x.add(1)\n"),
@@ -120,10 +120,10 @@ PAIRS: list[tuple[str, str, str]] = [
     # .data and .detach() writes
     (".data method", "x.data.mul_(2)\n", "x = x.mul(2)\n"),
     (".detach() method", "x.detach().mul_(2)\n", "x = x.mul(2)\n"),
-    (".data copy_", "x.data.copy_(y)\n", "x = x * 0 + y\n"),
+    (".data copy_", "x.data.copy_(y)\n", "x = x.where(x.new_zeros(x.shape).bool(), y.to(x))\n"),
     (".data zero_", "x.data.zero_()\n", "x = x.clone().zero_()\n"),
     (".data augmented", "w.data -= lr * g\n", "w = w - (lr * g)\n"),
-    (".data assignment", "x.data = y\n", "x = x * 0 + y\n"),
+    (".data assignment", "x.data = y\n", "x = x.where(x.new_zeros(x.shape).bool(), y.to(x))\n"),
     # clamp as relu
     ("clamp(min=0)", "y = x.clamp(min=0)\n", "y = x.relu()\n"),
     ("clamp(0)", "y = x.clamp(0)\n", "y = x.relu()\n"),

@@ -8,7 +8,8 @@ the twin of a safe program computes the same numbers.
 Rewrites, on the chosen lines:
 
 * ``x.add_(y)`` as a statement -> ``x = x.add(y)``; as a value -> ``x.add(y)``. Methods
-  without an out-of-place name become ``x.clone().zero_()``; ``x.copy_(y)`` -> ``x * 0 + y``.
+  without an out-of-place name become ``x.clone().zero_()``; ``x.copy_(y)`` ->
+  ``x.where(x.new_zeros(x.shape).bool(), y.to(x))`` (``y`` in ``x``'s shape and dtype).
 * ``torch.relu_(x)`` / ``F.relu_(x)`` -> ``x = torch.relu(x)`` (statement) or ``torch.relu(x)``.
 * ``inplace=True`` (and a positional ``True`` for known signatures) -> ``False``.
 * ``x += y`` -> ``x = x + y``; ``torch.add(a, b, out=c)`` -> ``c = torch.add(a, b)``.
@@ -318,12 +319,20 @@ def _clamp_as_relu(call: cst.Call) -> cst.Call | None:
     return call.with_changes(func=func.with_changes(attr=relu), args=[])
 
 
-def _zero_plus(receiver: cst.BaseExpression, value: cst.BaseExpression) -> cst.BinaryOperation:
-    """``receiver * 0 + value``: ``value`` broadcast to ``receiver``, both in the graph."""
-    scaled = cst.BinaryOperation(
-        left=_paren(receiver), operator=cst.Multiply(), right=cst.Integer("0")
+def _zero_plus(receiver: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``receiver.where(receiver.new_zeros(receiver.shape).bool(), value.to(receiver))``:
+    ``value`` broadcast to ``receiver``'s shape, cast to its dtype and device as ``copy_``
+    casts, both in the graph (``receiver``'s gradient zero). Not ``receiver * 0 + value``:
+    a buffer from ``torch.empty`` may hold NaN or inf, and ``nan * 0`` is NaN, so the twin
+    differed from a ``copy_`` that never reads the old values."""
+    owner = _paren(receiver)
+    shape = cst.Attribute(value=owner, attr=cst.Name("shape"))
+    zeros = cst.Call(cst.Attribute(value=owner, attr=cst.Name("new_zeros")), [cst.Arg(shape)])
+    never = cst.Call(cst.Attribute(value=zeros, attr=cst.Name("bool")))
+    cast = cst.Call(cst.Attribute(value=_paren(value), attr=cst.Name("to")), [cst.Arg(receiver)])
+    return cst.Call(
+        cst.Attribute(value=owner, attr=cst.Name("where")), [cst.Arg(never), cst.Arg(cast)]
     )
-    return cst.BinaryOperation(left=scaled, operator=cst.Add(), right=_paren(value))
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -624,7 +633,8 @@ _NOT_TENSORS = (
 
 
 def _rewrite_assign(stmt: cst.Assign) -> list[cst.BaseSmallStatement] | None:
-    """``x[i] = v`` -> ``x = <clone of x>; x[i] = v``; ``x.data = v`` -> ``x = x * 0 + v``."""
+    """``x[i] = v`` -> ``x = <clone of x>; x[i] = v``; ``x.data = v`` -> ``x`` rebound to
+    ``v`` in ``x``'s shape and dtype (``_zero_plus``)."""
     if len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Attribute):
         owner = _alias_owner(stmt.targets[0].target)
         if (
