@@ -1,5 +1,6 @@
 """A helper that turns its parameter's grad off before writing it (``out.requires_grad =
-False``, ``out.requires_grad_(False)``, ``out.detach_()``) writes no leaf that requires grad,
+False``, ``out.requires_grad_(False)``, ``out.detach_()``), or writes it through an alias
+autograd does not track (``out = out.detach()``), writes no leaf that requires grad,
 whatever its caller passes (DistilBERT's ``create_sinusoidal_embeddings`` after
 huggingface/transformers#9917, round 28). The programs are run with torch.
 """
@@ -48,7 +49,13 @@ def test_a_helper_writing_the_callers_parameter_is_reported() -> None:
 
 @pytest.mark.parametrize(
     "before",
-    ["out.requires_grad = False", "out.requires_grad_(False)", "out.detach_()"],
+    [
+        "out.requires_grad = False",
+        "out.requires_grad_(False)",
+        "out.detach_()",
+        "out = out.detach()",  # PyG's ``_post_process_mask`` (round 29)
+        "out = out.data",
+    ],
 )
 def test_a_helper_turning_grad_off_first_writes_no_leaf(before: str) -> None:
     safe = SINUSOIDAL.format(before=before)

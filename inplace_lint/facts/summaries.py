@@ -21,6 +21,7 @@ from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.summary_guards import (
     GradModeWalker,
+    detaches,
     guard_holds,
     mark_guarded,
     opted_out,
@@ -350,6 +351,7 @@ class _MutationFinder(GradModeWalker):
         """``node`` writes in place through ``name``: a mutation if that is a parameter."""
         if element is None and name in self.unpacked:
             element = self.unpacked[name]  # ``x_h += y`` after ``x_h, x_l = x``: ``x[0]``
+        off = self.grad_is_off(name)  # through ``m = x.detach()``, or with grad off
         name, elementwise = self._parameter_of(name)
         index_of = self.index_of
         # a list's element replaced by a new tensor first (``outputs[0] = outputs[0].clone()``)
@@ -377,7 +379,7 @@ class _MutationFinder(GradModeWalker):
                 fresh_element=fresh,
                 key=key,
                 copies_itself=name in self.copied,
-                no_grad=no_grad or self.grad_is_off(name),
+                no_grad=no_grad or off or self.grad_is_off(name),
             )
 
     @functools.cached_property
@@ -631,6 +633,8 @@ class _MutationFinder(GradModeWalker):
                 param = self.alias_of.get(param, param) if param is not None else None
                 if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
+                    if detaches(original_node.value) and not self.arms:  # ``m = x.detach()``
+                        self.grad_off.add(bound.value)
                     if unpacked and len(names) == len(name.elements):  # type: ignore[union-attr]
                         self.unpacked[bound.value] = position
                 else:
@@ -643,6 +647,8 @@ class _MutationFinder(GradModeWalker):
                 and _aliased_param(original_node.value, self.table) == name.value
             ):  # ``x = x.unsqueeze(0) if x.dim() == 2 else x``: still the caller's tensor
                 names_bound.discard(name.value)
+                if detaches(original_node.value) and not self.arms:  # ``x = x.detach()``
+                    self.grad_off.add(name.value)
             self.add_rebound(names_bound)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
