@@ -94,3 +94,28 @@ def test_a_helper_another_file_of_the_run_calls_is_left_to_that_caller(tmp_path:
     code, lines = _lint(tmp_path, "--isolated", "--assume-grad", "h.py")
     assert code == 1 and len(lines) == 1
     behave(HELPER.format(write=IN_PLACE) + CALLER, HELPER.format(write=IN_PLACE) + call)
+
+
+ANGLE = """
+import torch
+
+
+def angle_energy(conformer, parameters):
+    vector_ab = conformer[1:] - conformer[:-1]
+    vector_ab /= torch.norm(vector_ab, dim=1).unsqueeze(1)
+    return (parameters * vector_ab).sum()
+"""
+
+
+def test_the_message_names_the_parameters_the_write_needs(tmp_path: Path) -> None:
+    """smee's angle energy (round 27): the write needs ``conformer`` to require grad, so the
+    message names it and not ``parameters`` (which only scales the result)."""
+    write(tmp_path, {"a.py": ANGLE})
+    code, lines = _lint(tmp_path, "--assume-grad", "a.py")
+    assert code == 1 and len(lines) == 1
+    assert "(if `conformer` requires grad:" in lines[0]
+    caller = (
+        "\nc = torch.randn(4, 3, requires_grad=True)\n"
+        "angle_energy(c, torch.ones(3, 3)).backward()\n"
+    )
+    behave(ANGLE + caller, ANGLE.replace("vector_ab /=", "vector_ab = vector_ab /") + caller)
