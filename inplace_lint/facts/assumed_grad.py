@@ -23,6 +23,7 @@ from collections import Counter
 import libcst as cst
 
 from inplace_lint.facts import events as ev
+from inplace_lint.facts.classes import ClassFacts
 from inplace_lint.facts.model import Kind, Value
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.state import AnalyzerBase
@@ -49,7 +50,7 @@ class AssumedGrad(AnalyzerBase):
         for func in functions:
             name = func.name.value
             called = named[name] > 1 or name in self.facts.called
-            if called or not _writes_after_calls(func, self.table):
+            if called or not writes_after_calls(func, self.table):
                 continue  # called or passed on here (a kernel handed to a backward): not ours
             found, names = self._assumed_run(func, None)
             new = [
@@ -71,13 +72,22 @@ class AssumedGrad(AnalyzerBase):
     ) -> tuple[ev.Facts, tuple[str, ...]]:
         """Run ``func`` in a scratch ``Facts`` with its maybe-grad tensor parameters (or only
         the one named ``only``) taken to need grad; the facts and the names assumed."""
-        kept, self.facts = self.facts, ev.Facts()
         self._assuming, self._assumed, self._assume_only = func, [], only
         try:
-            self._run_function(func, None)
+            found = self._scratch_run(func, None)
         finally:
-            found, self.facts, self._assuming = self.facts, kept, None
+            self._assuming = None
         return found, tuple(dict.fromkeys(self._assumed))
+
+    def _scratch_run(self, func: cst.FunctionDef, cls: ClassFacts | None) -> ev.Facts:
+        """Run ``func`` (a method of ``cls``, or a plain function) once more in a scratch
+        ``Facts``: what that run finds, kept apart from the file's own facts."""
+        kept, self.facts = self.facts, ev.Facts()
+        try:
+            self._run_function(func, cls)
+        finally:
+            found, self.facts = self.facts, kept
+        return found
 
     def _needed_parameters(
         self, func: cst.FunctionDef, names: tuple[str, ...], events: list[ev.SavedOverwrite]
@@ -109,7 +119,7 @@ class AssumedGrad(AnalyzerBase):
             self._assumed.append(name)
 
 
-def _writes_after_calls(func: cst.FunctionDef, table: OpTable) -> bool:
+def writes_after_calls(func: cst.FunctionDef, table: OpTable) -> bool:
     """A cheap screen: the body calls something (an op that may save) and may write in place
     (the summaries' own screen of writes)."""
     nodes = own_nodes(func)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from inplace_lint.facts.classes import ClassFacts
+from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.walk import own_nodes
 
 
@@ -43,11 +44,5 @@ def dispatching_inherited(cls: ClassFacts, classes: dict[str, ClassFacts]) -> li
 
 def _calls_on_self(func: cst.FunctionDef) -> set[str]:
     """The methods ``func`` calls as ``self.name(...)``."""
-    return {
-        node.func.attr.value
-        for node in own_nodes(func)
-        if isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and isinstance(node.func.value, cst.Name)
-        and node.func.value.value == "self"
-    }
+    calls = (node for node in own_nodes(func) if isinstance(node, cst.Call))
+    return {attr for call in calls if (attr := self_attribute(call.func)) is not None}

@@ -8,17 +8,16 @@ grad. ``mitigator(embeddings, direction)`` in ``main`` passing a tensor that req
 overwrites what ``norm`` saved, is found only when the method is read with that fact.
 
 After the plain functions, each such method that some call passed a tensor requiring grad
-(``arg_grads``, keyed ``Class.method``) is run once more in a scratch ``Facts`` (its
-parameters bind the recorded grads, as a plain function's do), and its new saved-for-backward
-overwrites are kept. Limits: only those overwrites (what the first run found stays as it
-was); calls through an instance of unknown class reach a method only where one plain class
-defines that name (``_owned_method_writes``).
+(``arg_grads``, keyed ``Class.method``) is run once more in a scratch ``Facts``
+(``AssumedGrad._scratch_run``; its parameters bind the recorded grads, as a plain function's
+do), and its new saved-for-backward overwrites are kept. Limits: only those overwrites (what
+the first run found stays as it was); calls through an instance of unknown class reach a
+method only where one plain class defines that name (``_owned_method_writes``).
 """
 
 from __future__ import annotations
 
-from inplace_lint.facts import events as ev
-from inplace_lint.facts.assumed_grad import _writes_after_calls
+from inplace_lint.facts.assumed_grad import writes_after_calls
 from inplace_lint.facts.state import AnalyzerBase
 
 
@@ -35,14 +34,9 @@ class LateCallers(AnalyzerBase):
                 grads = self.arg_grads.get(f"{cls.name}.{name}", {})
                 if name == "__init__" or 2 not in grads.values():
                     continue
-                if not _writes_after_calls(method, self.table):
+                if not writes_after_calls(method, self.table):
                     continue
-                kept, self.facts = self.facts, ev.Facts()
-                try:
-                    self._run_function(method, cls)
-                finally:
-                    found, self.facts = self.facts, kept
-                for event in found.saved_overwrites:
+                for event in self._scratch_run(method, cls).saved_overwrites:
                     if id(event.write.node) not in reported:
                         reported.add(id(event.write.node))
-                        kept.saved_overwrites.append(event)
+                        self.facts.saved_overwrites.append(event)

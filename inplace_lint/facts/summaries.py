@@ -21,7 +21,6 @@ from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.summary_guards import (
     GradModeWalker,
-    detaches,
     guard_holds,
     mark_guarded,
     opted_out,
@@ -633,7 +632,9 @@ class _MutationFinder(GradModeWalker):
                 param = self.alias_of.get(param, param) if param is not None else None
                 if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
-                    if detaches(original_node.value) and not self.arms:  # ``m = x.detach()``
+                    if (
+                        _bypasses(original_node.value, self.table) and not self.arms
+                    ):  # ``m = x.detach()``
                         self.grad_off.add(bound.value)
                     if unpacked and len(names) == len(name.elements):  # type: ignore[union-attr]
                         self.unpacked[bound.value] = position
@@ -647,7 +648,9 @@ class _MutationFinder(GradModeWalker):
                 and _aliased_param(original_node.value, self.table) == name.value
             ):  # ``x = x.unsqueeze(0) if x.dim() == 2 else x``: still the caller's tensor
                 names_bound.discard(name.value)
-                if detaches(original_node.value) and not self.arms:  # ``x = x.detach()``
+                if (
+                    _bypasses(original_node.value, self.table) and not self.arms
+                ):  # ``x = x.detach()``
                     self.grad_off.add(name.value)
             self.add_rebound(names_bound)
 

@@ -119,21 +119,3 @@ class GradModeWalker(Walker):
     def grad_is_off(self, name: str | None) -> bool:
         """A write through ``name`` here runs with grad off (or on a tensor with none)."""
         return self.no_grad_depth > 0 or name in self.grad_off
-
-
-def detaches(node: cst.BaseExpression) -> bool:
-    """``x.detach()``, ``x.data``, or a view of either (``x.detach().view(-1)``): an alias
-    autograd does not track, through which torch lets even a leaf be written."""
-    while True:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value == "detach":
-                return True
-            node = node.func.value
-        elif isinstance(node, cst.Attribute):
-            if node.attr.value == "data":
-                return True
-            node = node.value
-        elif isinstance(node, cst.Subscript):
-            node = node.value
-        else:
-            return False
