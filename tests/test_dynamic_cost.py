@@ -213,3 +213,45 @@ def test_progress_line_is_drawn_and_erased() -> None:
     quiet = io.StringIO()
     Progress("t.py", enabled=False, stream=quiet).close()
     assert quiet.getvalue() == ""
+
+
+#: a target whose run ends in the error torch raises after a CUDA kernel's device-side
+#: assert (``torch.AcceleratorError``), then one with a real hazard
+LOST = """\
+import torch
+
+
+def broken():
+    raise torch.AcceleratorError("CUDA error: device-side assert triggered\\nmore advice")
+
+
+def fine():
+    x = torch.randn(3, requires_grad=True)
+    y = x.sigmoid()
+    y.mul_(2)
+    y.sum().backward()
+"""
+
+
+def test_targets_after_a_lost_cuda_context_are_named_not_run(tmp_path: Path) -> None:
+    # after a device-side assert every CUDA call of the process fails: the later targets
+    # would each report the same error as if it were theirs
+    (tmp_path / "lost.py").write_text(LOST)
+    targets = ["lost.py::fine", "lost.py::broken", "lost.py::fine", "lost.py::fine"]
+    result = subprocess.run(
+        [sys.executable, "-m", "inplace_lint", "confirm", *targets],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1  # the first target's hazard is confirmed
+    assert "IPL001 confirmed" in result.stdout
+    errors = result.stderr.strip().splitlines()
+    assert errors[0].startswith("inplace-lint: error: lost.py::broken: the run raised ")
+    assert "AcceleratorError: CUDA error: device-side assert triggered" in errors[0]
+    assert errors[1] == (
+        "inplace-lint: error: lost.py::broken left the CUDA context unusable (a device-side "
+        "error), so 2 more target(s) are not run: lost.py::fine, lost.py::fine; run them in "
+        "a new process"
+    )
+    assert len(errors) == 2

@@ -203,6 +203,23 @@ def _verdict(result: Result) -> str | None:
     return " ".join(parts)
 
 
+def _rescore_lost(context: object, results: list, args: argparse.Namespace) -> list:
+    """The results again, those ended by a lost CUDA context scored anew, each case in a
+    fresh process: after one case's device-side assert every later case of the same worker
+    fails with the same CUDA error, which is not theirs."""
+    from inplace_lint.dynamic.device import lost_device
+
+    lost = [i for i, r in enumerate(results) if r.error and lost_device(RuntimeError(r.error))]
+    if not lost:
+        return results
+    with context.Pool(min(args.jobs, len(lost)), maxtasksperchild=1) as pool:  # type: ignore[attr-defined]
+        again = pool.map(score_case, [(results[i].case, args.timeout) for i in lost], chunksize=1)
+    results = list(results)
+    for index, result in zip(lost, again, strict=True):
+        results[index] = result
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", help="case files or folders of them")
@@ -214,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     context = multiprocessing.get_context("spawn")
     with context.Pool(args.jobs, maxtasksperchild=40) as pool:
         results = list(pool.imap(score_case, [(c, args.timeout) for c in todo], chunksize=4))
+    results = _rescore_lost(context, results, args)
     folders: dict[str, Tally] = defaultdict(Tally)
     total = Tally()
     for result in results:

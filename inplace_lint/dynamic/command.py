@@ -135,8 +135,13 @@ def main(argv: Sequence[str]) -> int:
             return 2
     confirmed = failed = False
     reports = []
-    for target in ns.targets:
-        report = _one(target, ns, codes, device)
+    for index, target in enumerate(ns.targets):
+        try:
+            report = _one(target, ns, codes, device)
+        except _LostDevice:
+            _skip_rest(target, ns.targets[index + 1 :])
+            failed = True
+            break
         if report is None:
             failed = True
             continue
@@ -155,9 +160,30 @@ def main(argv: Sequence[str]) -> int:
     return 2 if failed else 0
 
 
+class _LostDevice(Exception):
+    """A target's CUDA error left the process unable to run anything more on the GPU."""
+
+
+def _skip_rest(target: str, rest: list[str]) -> None:
+    """Say, on one line, which targets are not run after ``target`` lost the CUDA context."""
+    if rest:
+        _error(
+            f"{target} left the CUDA context unusable (a device-side error), so "
+            f"{len(rest)} more target(s) are not run: {', '.join(rest)}; run them in a new "
+            "process"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (CUDA errors add lines of advice)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
 def _one(target: str, ns: argparse.Namespace, codes: list[str] | None, device: Any) -> Any:
     """One target's report, or None after its one-line error (bad input, timeout, crash)."""
     from inplace_lint.dynamic.core import check
+    from inplace_lint.dynamic.device import lost_device
     from inplace_lint.dynamic.limits import TargetTimeout
     from inplace_lint.dynamic.progress import Progress
     from inplace_lint.dynamic.runner import BadInput
@@ -178,6 +204,8 @@ def _one(target: str, ns: argparse.Namespace, codes: list[str] | None, device: A
     except BadInput as exc:
         progress.close()
         _error(str(exc))
+        if lost_device(exc):
+            raise _LostDevice from exc
     except TargetTimeout as exc:
         progress.close()
         _error(f"{target}: {exc} (--timeout {ns.timeout:g}); nothing is reported for it")
@@ -186,7 +214,9 @@ def _one(target: str, ns: argparse.Namespace, codes: list[str] | None, device: A
         raise
     except BaseException as exc:  # a broken target must never show our traceback
         progress.close()
-        _error(f"{target}: {type(exc).__name__}: {exc}")
+        _error(f"{target}: {type(exc).__name__}: {_first_line(exc)}")
+        if lost_device(exc):
+            raise _LostDevice from exc
     finally:
         progress.close()
     return None

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["DeviceError", "active", "on_device", "onto_device", "resolve"]
+__all__ = ["DeviceError", "active", "lost_device", "on_device", "onto_device", "resolve"]
 
 _ACTIVE: list[torch.device] = []
 
@@ -46,6 +46,18 @@ def resolve(name: str) -> torch.device:
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     return device
+
+
+#: what torch says of a CUDA error after which the process can run nothing more on the GPU
+_STICKY = ("device-side assert", "illegal memory access", "AcceleratorError")
+
+
+def lost_device(exc: BaseException) -> bool:
+    """``exc`` (or the error it reports, as a bad input's message does) is a CUDA error that
+    leaves this process's CUDA context unusable: torch's ``AcceleratorError``, a device-side
+    assert, an illegal memory access. Every later CUDA call fails the same way."""
+    text = f"{type(exc).__name__}: {exc}"
+    return any(mark in text for mark in _STICKY)
 
 
 def _first_line(exc: BaseException) -> str:
