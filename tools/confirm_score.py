@@ -207,8 +207,10 @@ def _rescore_lost(context: object, results: list, args: argparse.Namespace) -> l
     """The results again, those ended by a lost CUDA context scored anew, each case in a
     fresh process: after one case's device-side assert every later case of the same worker
     fails with the same CUDA error, which is not theirs."""
-    from inplace_lint.dynamic.device import lost_device
-
+    try:
+        from inplace_lint.dynamic.device import lost_device
+    except ImportError:  # an older checkout scored (``PYTHONPATH``): nothing to rescore by
+        return results
     lost = [i for i, r in enumerate(results) if r.error and lost_device(RuntimeError(r.error))]
     if not lost:
         return results

@@ -1,0 +1,84 @@
+# label: hazard raises
+# why: each template slice `single` is a view of z that the layer norms / attention save for backward, and writing the updated slice back with `z[..., i:i+1, :, :, :] = single` bumps z's version, so backward through the saved views fails.
+# source: https://github.com/aqlaboratory/openfold/commit/d5480cbe6916cd492b81f4b57b0bd0ac175ae9d4
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class TriangleAttention(nn.Module):
+    def __init__(self, c_in, c_hidden, no_heads=2):
+        super().__init__()
+        self.layer_norm = nn.LayerNorm(c_in)
+        self.linear_q = nn.Linear(c_in, c_hidden * no_heads, bias=False)
+        self.linear_k = nn.Linear(c_in, c_hidden * no_heads, bias=False)
+        self.linear_v = nn.Linear(c_in, c_hidden * no_heads, bias=False)
+        self.linear_o = nn.Linear(c_hidden * no_heads, c_in)
+
+    def forward(self, x, mask=None):
+        x = self.layer_norm(x)
+        q, k, v = self.linear_q(x), self.linear_k(x), self.linear_v(x)
+        a = torch.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1)
+        if mask is not None:
+            a = a * mask[..., None, :]
+        return self.linear_o(a @ v)
+
+
+class PairTransition(nn.Module):
+    def __init__(self, c_z, n=2):
+        super().__init__()
+        self.layer_norm = nn.LayerNorm(c_z)
+        self.linear_1 = nn.Linear(c_z, n * c_z)
+        self.relu = nn.ReLU()
+        self.linear_2 = nn.Linear(n * c_z, c_z)
+
+    def forward(self, z, mask=None):
+        z = self.layer_norm(z)
+        z = self.linear_2(self.relu(self.linear_1(z)))
+        if mask is not None:
+            z = z * mask[..., None]
+        return z
+
+
+class TemplatePairStackBlock(nn.Module):
+    def __init__(self, c_t, c_hidden_tri_att, no_heads, dropout_rate=0.0):
+        super().__init__()
+        self.dropout_row = nn.Dropout(dropout_rate)
+        self.tri_att_start = TriangleAttention(c_t, c_hidden_tri_att, no_heads)
+        self.tri_att_end = TriangleAttention(c_t, c_hidden_tri_att, no_heads)
+        self.pair_transition = PairTransition(c_t)
+
+    def forward(self, z, mask, chunk_size=None, _mask_trans=True):
+        for templ_idx in range(z.shape[-4]):
+            # Select a single template at a time
+            single = z[..., templ_idx:templ_idx + 1, :, :, :]
+            single_mask = mask[..., templ_idx:templ_idx + 1, :, :]
+
+            single = single + self.dropout_row(self.tri_att_start(single, mask=single_mask))
+            single = single + self.dropout_row(
+                self.tri_att_end(single.transpose(-2, -3), mask=single_mask.transpose(-1, -2)).transpose(-2, -3)
+            )
+            single = single + self.pair_transition(single, mask=single_mask if _mask_trans else None)
+
+            z[..., templ_idx:templ_idx + 1, :, :, :] = single  # <-- IPL001
+
+        return z
+
+
+def main():
+    n_templ, n_res, c_t = 2, 5, 8
+    template_embedder = nn.Linear(4, c_t)
+    block = TemplatePairStackBlock(c_t=c_t, c_hidden_tri_att=4, no_heads=2)
+
+    template_feats = torch.randn(1, n_templ, n_res, n_res, 4)
+    mask = torch.ones(1, n_templ, n_res, n_res)
+
+    t = template_embedder(template_feats)
+    t = block(t, mask)
+    loss = t.pow(2).mean()
+    loss.backward()
+    return loss.detach(), template_embedder.weight.grad
+
+
+loss, grad = main()
