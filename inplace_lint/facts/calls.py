@@ -4,8 +4,6 @@ modules, containers and optimizers. Tensor methods and torch functions go to tor
 
 from __future__ import annotations
 
-import dataclasses
-
 import libcst as cst
 
 from inplace_lint.facts import events as ev
@@ -17,12 +15,11 @@ from inplace_lint.facts.call_shapes import (
     sure_tensor_passed,
 )
 from inplace_lint.facts.classes import literal_bool
-from inplace_lint.facts.forward_returns import returned_tuple_size, returns_record
+from inplace_lint.facts.forward_returns import returns_record
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
 from inplace_lint.facts.grad_target_params import grad_target_params
 from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
-    FLOW,
     INSTANCE_ORIGIN,
     MAX_HELD,
     Kind,
@@ -30,7 +27,6 @@ from inplace_lint.facts.model import (
     Value,
     Write,
     new_value,
-    next_id,
 )
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.op_extras import (
@@ -459,18 +455,7 @@ class Calls(AnalyzerBase):
         if Kind.CONTAINER in kinds:
             containers = [v for v in receiver if v.kind is Kind.CONTAINER]
             if method in ("append", "extend", "insert", "add"):
-                now = self._next()
-                for container in containers:
-                    for _, _, values in args:
-                        for element in self._flatten(values):
-                            if len(container.elements) >= MAX_HELD:
-                                break  # widened, as a subscript store is
-                            container.elements.append(element)
-                            # the first time counts: a loop appending the tensor it then
-                            # writes in place keeps one tensor, changed, in every slot
-                            container.added.setdefault(element.id, now)
-                            if self._arm_appends:
-                                self._arm_appends[-1].append((container, element))
+                self._extend_containers(containers, [values for _, _, values in args])
                 return [new_value(Kind.OTHER)]
             key = literal_key(node.args[0].value) if node.args else None
             if method in ("pop", "get") and key is not None:  # that entry, not every one
@@ -486,6 +471,22 @@ class Calls(AnalyzerBase):
         if not tensors:
             return [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
         return self._tensor_method(node, func, method, tensors, args, scope)
+
+    def _extend_containers(self, containers: list[Value], added: list[list[Value]]) -> None:
+        """``rows.append(x)``, ``rows += [x]``: each container, in place, also holds the
+        (flattened) values added."""
+        now = self._next()
+        for container in containers:
+            for values in added:
+                for element in self._flatten(values):
+                    if len(container.elements) >= MAX_HELD:
+                        break  # widened, as a subscript store is
+                    container.elements.append(element)
+                    # the first time counts: a loop appending the tensor it then
+                    # writes in place keeps one tensor, changed, in every slot
+                    container.added.setdefault(element.id, now)
+                    if self._arm_appends:
+                        self._arm_appends[-1].append((container, element))
 
     def _function_apply(self, name: str, args: Args) -> list[Value] | None:
         """``F.apply(x)`` of a same-file ``autograd.Function`` whose forward returns a view:
@@ -545,75 +546,11 @@ class Calls(AnalyzerBase):
             self._forward_argument_saves(spec, args, node, produced)
             if spec.user_class is not None and returns_record(self._forward_of(spec.user_class)):
                 # a tuple or ModelOutput: reading one field is not reading the others
-                results.append(self._forward_record(spec.user_class, module, produced, args))
+                record = self._forward_record(spec.user_class, module, produced, args, node)
+                results.append(record)
                 continue
             results += produced
         return results or [self._unknown(inputs=inputs)]
-
-    def _forward_record(
-        self,
-        class_name: str,
-        owner: Value,
-        produced: list[Value],
-        args: list[tuple[str, cst.Arg, list[Value]]],
-    ) -> Value:
-        """A same-file module's tuple-returning forward, called: the opaque record, each
-        element with the saves its body made computing it from this call's values
-        (``inline``: ``q_pi`` through ``main.q``, not ``main.policy``), where known."""
-        record = self._returned_record(class_name, owner, produced)
-        inlined = self._inline_forward(owner, class_name, args)
-        computed = inlined[0] if inlined and len(inlined) == 1 else None
-        if (
-            computed is None
-            or computed.kind is not Kind.CONTAINER
-            or len(computed.elements) != len(record.elements)
-        ):
-            # not computed from this call's values: each element may depend on every input,
-            # so a backward through it reaches the caller's graph (a discriminator's score
-            # of a generator's output)
-            given = {r for _, _, vs in args for v in vs for r in v.hist if r.role != FLOW}
-            for element in record.elements:
-                element.hist |= given
-            return record
-        for element, value in zip(record.elements, computed.elements, strict=True):
-            saves = {r for r in value.hist if r.role != FLOW}
-            if saves:
-                element.hist = set(saves)
-            if value.kind is Kind.TENSOR:
-                element.grad = value.grad  # as computed (an index or a mask needs none)
-        return record
-
-    def _returned_record(self, class_name: str, owner: Value, produced: list[Value]) -> Value:
-        """What a same-file module's tuple-returning forward gives its caller: an opaque
-        record. Its elements depend on the module's parameters (an optimizer step before
-        their backward is still IPL001) and carry the grad-target hazards the forward left."""
-        record = new_value(Kind.CONTAINER)
-        uses = {r for v in produced for r in v.hist if r.role == "parameters"}
-        known = self.returned_targets.get(class_name)
-        size, hazards = known if known is not None else (1, {})
-        # which positions the forward computed through its parameters, if analysed already
-        shape = self.returned_saves.get((class_name, "forward"))
-        if known is None and shape is not None and len(shape) > 1:
-            size = len(shape)
-        elif known is None and shape is None:  # forward not analysed yet: its text says
-            size = returned_tuple_size(self._forward_of(class_name)) or size
-        precise = self._forward_saves(class_name, owner, size)
-        grad = self._grad_of(produced, default=1)  # a module with parameters: each needs grad
-        for position in range(size):
-            element = self._unknown(sure=known is not None)
-            element.grad = grad
-            if precise[position]:  # the submodules this element was computed through
-                element.hist |= precise[position]
-            elif shape is None or len(shape) != size or shape[position]:
-                # each element its own graph: differentiating ``q`` does not free ``q_pi``'s
-                element.hist |= {dataclasses.replace(r, id=next_id()) for r in uses}
-            element.grad_hazard = hazards.get(position)
-            record.elements.append(element)
-        return record
-
-    def _forward_of(self, class_name: str) -> cst.FunctionDef | None:
-        cls = self.classes.get(class_name)
-        return cls.methods.get("forward") if cls is not None else None
 
     def _chain_save(self, element: ModuleSpec, current: list[Value], node: cst.Call) -> None:
         """The save an in-place member of a ``Sequential`` makes of the value it writes."""

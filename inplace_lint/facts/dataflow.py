@@ -43,6 +43,7 @@ from inplace_lint.facts.late_callers import LateCallers
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import Kind, Value
+from inplace_lint.facts.module_results import ModuleResults
 from inplace_lint.facts.ops import (
     OpTable,
 )
@@ -74,6 +75,7 @@ class Analyzer(
     Statements,
     Expressions,
     Calls,
+    ModuleResults,
     Callables,
     Optimizers,
     Inline,
@@ -298,6 +300,9 @@ class Analyzer(
                 op = _saved_for_every_return(scope)
                 if op is not None:  # ``model.forward_head(x)`` returns what a ReLU kept
                     self.method_saves_output[(ctx.cls.name, ctx.name)] = op
+                positions = _saved_per_position(scope)
+                if positions is not None:  # ``return attn_h, attn``: the softmax kept ``attn``
+                    self.method_saves_positions[(ctx.cls.name, ctx.name)] = positions
                 when = _saved_when(scope, self._branch_tests) if op is None else None
                 if when is not None:  # ``if self.relued: x = self.relu(x)``
                     self.method_saves_output_when[(ctx.cls.name, ctx.name)] = when
@@ -335,6 +340,32 @@ def _saved_for_every_return(scope: _Scope) -> str | None:
         if value.kind is Kind.TENSOR
     ]
     return saved_by[0][0] if saved_by and all(saved_by) else None
+
+
+def _saved_per_position(scope: _Scope) -> list[str | None] | None:
+    """Position by position of the tuple every ``return`` gives (one length), the op that
+    saved what each ``return`` gives there as its output on the way to it; None when no
+    position has one."""
+    shapes = scope.returns
+    if not shapes or len(shapes) != len(scope.returned_at) or any(s is None for s in shapes):
+        return None
+    sizes = {len(shape) for shape in shapes if shape is not None}
+    if len(sizes) != 1:
+        return None
+    ops: list[str | None] = []
+    for position in range(sizes.pop()):
+        found: list[str] = []
+        for shape, (path, _) in zip(shapes, scope.returned_at, strict=True):
+            tensors = [v for v in shape[position] if v.kind is Kind.TENSOR] if shape else []
+            saved = [_saved_on_path(value, path) for value in tensors]
+            if not saved or not all(saved):
+                break
+            found.append(saved[0][0])
+        else:
+            ops.append(found[0] if found else None)
+            continue
+        ops.append(None)
+    return ops if any(ops) else None
 
 
 def _saved_when(scope: _Scope, tests: dict[int, cst.BaseExpression]) -> SavedWhen | None:

@@ -356,6 +356,9 @@ class AnalyzerBase:
         #: ``if`` test listed takes its arm (``if self.relued: x = self.relu(x)``), with
         #: the arm each needs (True: the body); ``instance_config`` decides them per instance
         self.method_saves_output_when: dict[tuple[str, str], SavedWhen] = {}
+        #: (class, method) -> per position of its tuple result, the op that saved the value
+        #: every ``return`` gives there as its output (``return attn_h, attn``), or None
+        self.method_saves_positions: dict[tuple[str, str], list[str | None]] = {}
         #: module class -> (position, name) of a forward parameter -> the op whose save of it
         #: every return depends on: a call saves the tensor it passes there
         self.forward_saves_inputs: dict[str, dict[tuple[int, str], str]] = {}

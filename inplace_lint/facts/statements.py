@@ -480,6 +480,11 @@ class Statements(AnalyzerBase):
         right = self._eval(node.value)
         target = node.target
         if isinstance(target, cst.Subscript):
+            if isinstance(node.value, cst.List | cst.ListComp):
+                entries = self._eval(target)
+                if _extends_list(node, entries):  # ``attns["std"] += [attn]``
+                    self._extend_containers(entries, [right])
+                    return
             base = self._eval(target.value)
             advanced = self._eval_slices(target)
             # ``records["acc"] += ...``: no tensor takes a string index, so this is an entry
@@ -499,6 +504,9 @@ class Statements(AnalyzerBase):
             # a tensor, or one a torch module took (a view of) as input: an int would be
             # rebound
             tensors = [v for v in current if v.kind is Kind.TENSOR and (v.sure or v.group.tensor)]
+            if _extends_list(node, current):  # ``outputs += [output]``: every alias sees it
+                self._extend_containers(current, [right])
+                return
             if op is None or not tensors:
                 result = self._binary_result(current, right, _aug_binary(node.operator), target)
                 self._assign(target, [result], None)
@@ -509,6 +517,17 @@ class Statements(AnalyzerBase):
         info = self.table.methods.get(method) if method else None
         if info is not None and write is not None:
             self._record_saves(info, {"self": tensors, "other": right}, tensors, node, method or "")
+
+
+def _extends_list(node: cst.AugAssign, targets: list[Value]) -> bool:
+    """``rows += [row]``: a list extended in place (a list display on the right; a tuple's
+    ``+=`` makes a new tuple, and an unknown right side is left to the general rule)."""
+    return (
+        isinstance(node.operator, cst.AddAssign)
+        and isinstance(node.value, cst.List | cst.ListComp)
+        and bool(targets)
+        and all(v.kind is Kind.CONTAINER for v in targets)
+    )
 
 
 def _leading_positions(values: list[Value], targets: int) -> list[list[Value]] | None:
