@@ -69,12 +69,14 @@ def _call_modes(
             elif short is not None:
                 for callee in aliases.get(short, {short}):
                     calls.append((callee, caller, off))  # type: ignore[arg-type]
-    # a method defined once in the file, called on a receiver of unknown type
-    # (``ctx.kernel._forward(x)``): the receiver holds an instance of its class
+    # a method the file defines, called on a receiver of unknown type
+    # (``ctx.kernel._forward(x)``): the receiver holds an instance of one of the classes
+    # that define it, so the call counts for each (``expert.copy_from_experts_module(...)``
+    # under ``no_grad``, three expert classes defining it)
     calls += [
         c
         for c in received
-        if defined.get(c[0]) == 1 and c[0] not in _IMPLICIT and not c[0].startswith("__")
+        if defined.get(c[0], 0) >= 1 and c[0] not in _IMPLICIT and not c[0].startswith("__")
     ]
     sites: dict[str, list[tuple[str, bool]]] = {}
     for callee, caller, off in calls:
