@@ -2,7 +2,8 @@
 
 ``def forward(self, x, feat_cache=None, feat_idx=None)`` looks like a module taking three
 tensors, but ``feat_cache[idx] = "Rep"``, ``feat_cache[idx] is None`` and ``feat_idx = [0]``
-say otherwise: a tensor element is never a string or None.
+say otherwise: a tensor element is never a string or None. ``key not in cache`` says the same
+of ``cache``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def container_params(func: cst.FunctionDef) -> frozenset[str]:
             for target in node.targets:
                 found |= _container_target(target.target, node.value, params)
         elif kind is cst.Comparison:
-            found |= _none_checked_element(node, params)
+            found |= _none_checked_element(node, params) | _membership_tested(node, params)
         elif kind is cst.Call and type(node.func) is cst.Attribute:
             owner = node.func.value
             if (
@@ -76,6 +77,24 @@ def _not_a_tensor_element(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Name) and value.value == "None":
         return True
     return isinstance(value, _COLLECTIONS)
+
+
+def _membership_tested(node: cst.Comparison, params: set[str]) -> set[str]:
+    """``key not in cache``: a parameter asked whether it holds a key or an item (a number
+    literal asked of it, ``-1 in labels``, may be asked of a tensor and says nothing)."""
+    found: set[str] = set()
+    left = node.left
+    for target in node.comparisons:
+        comparator = target.comparator
+        if (
+            isinstance(target.operator, cst.In | cst.NotIn)
+            and isinstance(comparator, cst.Name)
+            and comparator.value in params
+            and not isinstance(left, cst.Integer | cst.Float | cst.UnaryOperation)
+        ):
+            found.add(comparator.value)
+        left = comparator
+    return found
 
 
 def _none_checked_element(node: cst.Comparison, params: set[str]) -> set[str]:
