@@ -76,12 +76,10 @@ class FunctionSaves(AnalyzerBase):
         excluded = {v.group.id for v in inputs} | returned
 
         def own(values: list[Value]) -> bool:
-            return bool(values) and all(
-                v.kind is Kind.TENSOR
-                and v.origin != "fn_input"
-                and v.soft_of is None
-                and v.group.id not in excluded
-                for v in values
+            tensors = [v for v in values if v.kind is Kind.TENSOR]  # None on another arm
+            return bool(tensors) and all(
+                v.origin != "fn_input" and v.soft_of is None and v.group.id not in excluded
+                for v in tensors
             )
 
         self._dirty_not_returned(scope, returned)
@@ -113,7 +111,10 @@ class FunctionSaves(AnalyzerBase):
                 container.elements.append(saved_tensor(owned))
             return container
         held = saved.attributes.get(attr, [])
-        if held and all(v.kind is Kind.TENSOR and v.sure for v in held):  # a tensor
+        # a tensor, or None on some arm (``grads = zeros_like(acts) if needed else None``):
+        # a write through it reaches the tensor
+        tensors = [v for v in held if v.kind is Kind.TENSOR and v.sure]
+        if tensors and all(v.kind in (Kind.TENSOR, Kind.OTHER) for v in held):
             return saved_tensor(owned=attr in saved.owned_attributes)
         return None
 
