@@ -533,10 +533,12 @@ class Calls(AnalyzerBase):
             for name in spec.classes:  # their forward's argument writes
                 key = f"{name}.forward"
                 mutations, _ = self.summaries.get(key, ((), ""))
-                # judged here only where this call passes that argument by name or position
-                # (``self.bert(**inputs)`` passes nothing the summary can be applied to)
+                # judged here where this call passes that argument by name or position, or
+                # shows it passes none (``model(tokens)``: ``inputs_embeds`` keeps its
+                # default); ``self.bert(**inputs)`` may pass it where no summary can follow
+                starred = any(arg.star for _, arg, _ in args)
                 self.facts.judged.update(
-                    (key, m.param) for m in mutations if names_argument(args, m)
+                    (key, m.param) for m in mutations if names_argument(args, m) or not starred
                 )
                 self._record_call(key, node, args)
             produced = self._apply_module(spec, module, first, inputs, node, callee)

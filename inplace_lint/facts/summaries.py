@@ -19,6 +19,7 @@ from inplace_lint.facts.conditions import _negated
 from inplace_lint.facts.heuristics import compiled_for_arrays
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
+from inplace_lint.facts.param_aliases import aliased_param, data_root
 from inplace_lint.facts.summary_guards import (
     GradModeWalker,
     guard_holds,
@@ -28,7 +29,6 @@ from inplace_lint.facts.summary_guards import (
 from inplace_lint.facts.syntax import (
     _string_key,
     _terminates,
-    basic_index,
     conditionally_copied,
     constant_element,
     copying_index,
@@ -219,49 +219,6 @@ def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -
         return False
     first = source.args[0].value
     return isinstance(first, cst.Subscript) and first.deep_equals(target)
-
-
-def _aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
-    """The name ``node`` shares storage with: ``r`` for ``r``, ``r.view(-1)``, ``r[:, 0]``
-    and ``r.split(1, -1)`` (its views); ``[v.squeeze(-1) for v in r.split(1, -1)]`` too."""
-    if isinstance(node, cst.ListComp | cst.GeneratorExp):
-        return _comprehension_alias(node, table)
-    if isinstance(node, cst.IfExp):  # ``x.unsqueeze(0) if x.dim() == 2 else x``: both arms
-        body = _aliased_param(node.body, table)
-        return body if body is not None and body == _aliased_param(node.orelse, table) else None
-    while True:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value not in table.view_methods:
-                return None
-            node = node.func.value
-        elif isinstance(node, cst.Subscript) and basic_index(node):
-            node = node.value
-        else:
-            break
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def _comprehension_alias(node: cst.ListComp | cst.GeneratorExp, table: OpTable) -> str | None:
-    """``[v.squeeze(-1) for v in r.split(1, -1)]``: each element a view of ``r``."""
-    loop = node.for_in
-    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.target, cst.Name):
-        return None
-    if _aliased_param(node.elt, table) != loop.target.value:
-        return None
-    return _aliased_param(loop.iter, table)
-
-
-def _data_root(node: cst.BaseExpression) -> str | None:
-    """The leftmost name of a method chain: ``x`` for ``x.masked_fill(m, 0).softmax(-1)``."""
-    while True:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Subscript | cst.Attribute):
-            node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            node = node.func.value
-        else:
-            return None
 
 
 def summarize(
@@ -628,7 +585,7 @@ class _MutationFinder(GradModeWalker):
                 self.unpacked.pop(bound.value, None)
                 if bound.value in self.index_of:
                     continue
-                param = _aliased_param(original_node.value, self.table)
+                param = aliased_param(original_node.value, self.table)
                 param = self.alias_of.get(param, param) if param is not None else None
                 if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
@@ -645,7 +602,7 @@ class _MutationFinder(GradModeWalker):
             if (
                 isinstance(name, cst.Name)
                 and name.value in self.index_of
-                and _aliased_param(original_node.value, self.table) == name.value
+                and aliased_param(original_node.value, self.table) == name.value
             ):  # ``x = x.unsqueeze(0) if x.dim() == 2 else x``: still the caller's tensor
                 names_bound.discard(name.value)
                 if (
@@ -776,7 +733,7 @@ def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
             elif isinstance(value, cst.Tuple):
                 values += [e.value for e in value.elements]
             else:
-                name = _data_root(value)
+                name = data_root(value)
                 if name is not None:
                     roots.add(name)
     return gives, frozenset(roots)

@@ -1,0 +1,85 @@
+"""Which parameter a local name shares storage with, read from the expression bound to it
+(for the argument-write summaries): the parameter itself, a view of it by a view method or
+function of the generated op table, a basic index, or a comprehension over its views.
+Limits: a view function is known by its dotted name as written (``torch.narrow``), not
+through an import alias.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.ops import OpTable
+from inplace_lint.facts.syntax import basic_index
+
+
+def aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
+    """The name ``node`` shares storage with: ``r`` for ``r``, ``r.view(-1)``, ``r[:, 0]``,
+    ``r.split(1, -1)`` and ``torch.narrow(r, ...)`` (its views); ``[v.squeeze(-1) for v in
+    r.split(1, -1)]`` too."""
+    if isinstance(node, cst.ListComp | cst.GeneratorExp):
+        return _comprehension_alias(node, table)
+    if isinstance(node, cst.IfExp):  # ``x.unsqueeze(0) if x.dim() == 2 else x``: both arms
+        body, orelse = aliased_param(node.body, table), aliased_param(node.orelse, table)
+        if body is not None and body == orelse:
+            return body
+        # ``embed(tokens) if inputs_embeds is None else inputs_embeds``: the parameter on the
+        # arm where it holds something, and nothing to write on the other
+        tested = _none_tested(node.test)
+        if tested is not None and (tested[0], not tested[1]) in ((body, True), (orelse, False)):
+            return tested[0]
+        return None
+    while True:
+        if isinstance(node, cst.Call) and dotted_name(node.func) in table.view_functions:
+            if not node.args or node.args[0].keyword is not None:
+                return None
+            node = node.args[0].value  # ``torch.tensor_split(r, [1, 3])``: views of ``r``
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value not in table.view_methods:
+                return None
+            node = node.func.value
+        elif isinstance(node, cst.Subscript) and basic_index(node):
+            node = node.value
+        else:
+            break
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _comprehension_alias(node: cst.ListComp | cst.GeneratorExp, table: OpTable) -> str | None:
+    """``[v.squeeze(-1) for v in r.split(1, -1)]``: each element a view of ``r``."""
+    loop = node.for_in
+    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.target, cst.Name):
+        return None
+    if aliased_param(node.elt, table) != loop.target.value:
+        return None
+    return aliased_param(loop.iter, table)
+
+
+def data_root(node: cst.BaseExpression) -> str | None:
+    """The leftmost name of a method chain: ``x`` for ``x.masked_fill(m, 0).softmax(-1)``."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Subscript | cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return None
+
+
+def _none_tested(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``x is None`` (x, True) or ``x is not None`` (x, False), else None."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    (target,) = test.comparisons
+    if not isinstance(test.left, cst.Name) or not (
+        isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+    ):
+        return None
+    if isinstance(target.operator, cst.Is):
+        return test.left.value, True
+    if isinstance(target.operator, cst.IsNot):
+        return test.left.value, False
+    return None
