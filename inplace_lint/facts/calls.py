@@ -191,7 +191,8 @@ class Calls(AnalyzerBase):
         if own is not None and cls is not None and callee in cls.methods:  # not a namesake's
             entry = self.summaries.get(own)
         else:
-            entry = self.summaries.get(callee)
+            scoped, entry = self._scoped_summary(callee) if own is None else (False, None)
+            entry = entry if scoped else self.summaries.get(callee)
         given_back = [] if entry is None else self._apply_mutations(callee, node, args, *entry)
         if method_of is not None and cls is not None and callee in cls.methods:
             # its backwards over graphs it was handed, before its steps: a step it takes

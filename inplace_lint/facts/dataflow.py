@@ -49,6 +49,7 @@ from inplace_lint.facts.ops import (
 )
 from inplace_lint.facts.optimizers import Optimizers
 from inplace_lint.facts.passed import Passed
+from inplace_lint.facts.scoped_names import ScopedNames
 from inplace_lint.facts.state import Context, _Scope
 from inplace_lint.facts.statements import Statements
 from inplace_lint.facts.steps import Steps
@@ -76,6 +77,7 @@ class Analyzer(
     Expressions,
     Calls,
     ModuleResults,
+    ScopedNames,
     Callables,
     Optimizers,
     Inline,
@@ -200,6 +202,8 @@ class Analyzer(
             name = func.name.value
             if self._named_by.setdefault(name, id(func)) == id(func):  # the first of its name
                 self.summaries[name] = (mutations, exempt)
+            if cls is None:
+                self.summaries_by_def[id(func)] = (mutations, exempt)
             if cls is not None:
                 self.summaries[f"{cls.name}.{func.name.value}"] = (mutations, exempt)
 
