@@ -26,6 +26,11 @@ class ScopedNames(AnalyzerBase):
     """Resolve a bare-name call among same-named plain functions by scope."""
 
     @functools.cached_property
+    def summaries_by_def(self) -> dict[int, Entry]:
+        """The summaries of plain functions by their node, filled as ``summaries`` is."""
+        return {}
+
+    @functools.cached_property
     def _enclosing_def(self) -> dict[int, cst.FunctionDef]:
         """Each nested function's directly enclosing function."""
         return {

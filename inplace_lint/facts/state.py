@@ -273,8 +273,6 @@ class AnalyzerBase:
         self._path: list[tuple[int, int]] = []
         self._inplace_results: dict[int, Write] = {}
         self.summaries: dict[str, tuple[list[Mutation], str]] = {}
-        #: the same, by the plain function's node (``scoped_names``: same-named functions)
-        self.summaries_by_def: dict[int, tuple[list[Mutation], str]] = {}
         self.call_modes: dict[str, set[bool]] = {}
         #: function name -> argument position or keyword -> strongest grad a caller passed
         self.arg_grads: dict[str, dict[int | str, int]] = {}
