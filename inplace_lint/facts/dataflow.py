@@ -204,7 +204,7 @@ class Analyzer(
                 self.summaries[name] = (mutations, exempt)
             if cls is None:
                 self.summaries_by_def[id(func)] = (mutations, exempt)
-            if cls is not None:
+            else:
                 self.summaries[f"{cls.name}.{func.name.value}"] = (mutations, exempt)
 
     def _summarize_through(self, owners: dict[int, ClassFacts]) -> bool:
@@ -350,26 +350,23 @@ def _saved_per_position(scope: _Scope) -> list[str | None] | None:
     """Position by position of the tuple every ``return`` gives (one length), the op that
     saved what each ``return`` gives there as its output on the way to it; None when no
     position has one."""
-    shapes = scope.returns
-    if not shapes or len(shapes) != len(scope.returned_at) or any(s is None for s in shapes):
+    positions = scope.returned_positions()
+    if positions is None or len(scope.returns) != len(scope.returned_at):
         return None
-    sizes = {len(shape) for shape in shapes if shape is not None}
-    if len(sizes) != 1:
-        return None
-    ops: list[str | None] = []
-    for position in range(sizes.pop()):
-        found: list[str] = []
-        for shape, (path, _) in zip(shapes, scope.returned_at, strict=True):
-            tensors = [v for v in shape[position] if v.kind is Kind.TENSOR] if shape else []
-            saved = [_saved_on_path(value, path) for value in tensors]
-            if not saved or not all(saved):
-                break
-            found.append(saved[0][0])
-        else:
-            ops.append(found[0] if found else None)
-            continue
-        ops.append(None)
+    ops = [_saved_at(scope, position) for position in range(len(positions))]
     return ops if any(ops) else None
+
+
+def _saved_at(scope: _Scope, position: int) -> str | None:
+    """The op that saved as its output what every ``return`` gives at ``position``."""
+    ops: list[str] = []
+    for shape, (path, _) in zip(scope.returns, scope.returned_at, strict=True):
+        values = shape[position] if shape is not None else []
+        saved = [_saved_on_path(v, path) for v in values if v.kind is Kind.TENSOR]
+        if not saved or not all(saved):
+            return None
+        ops.append(saved[0][0])
+    return ops[0]
 
 
 def _saved_when(scope: _Scope, tests: dict[int, cst.BaseExpression]) -> SavedWhen | None:

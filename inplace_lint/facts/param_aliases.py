@@ -11,7 +11,7 @@ import libcst as cst
 
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import OpTable
-from inplace_lint.facts.syntax import basic_index
+from inplace_lint.facts.syntax import basic_index, none_comparison
 
 
 def aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
@@ -26,9 +26,11 @@ def aliased_param(node: cst.BaseExpression, table: OpTable) -> str | None:
             return body
         # ``embed(tokens) if inputs_embeds is None else inputs_embeds``: the parameter on the
         # arm where it holds something, and nothing to write on the other
-        tested = _none_tested(node.test)
-        if tested is not None and (tested[0], not tested[1]) in ((body, True), (orelse, False)):
-            return tested[0]
+        tested = none_comparison(node.test)
+        if tested is not None and isinstance(tested[0], cst.Name):
+            name, is_none_test = tested[0].value, tested[1]
+            if (name, not is_none_test) in ((body, True), (orelse, False)):
+                return name
         return None
     while True:
         if isinstance(node, cst.Call) and dotted_name(node.func) in table.view_functions:
@@ -67,19 +69,3 @@ def data_root(node: cst.BaseExpression) -> str | None:
             node = node.func.value
         else:
             return None
-
-
-def _none_tested(test: cst.BaseExpression) -> tuple[str, bool] | None:
-    """``x is None`` (x, True) or ``x is not None`` (x, False), else None."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return None
-    (target,) = test.comparisons
-    if not isinstance(test.left, cst.Name) or not (
-        isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
-    ):
-        return None
-    if isinstance(target.operator, cst.Is):
-        return test.left.value, True
-    if isinstance(target.operator, cst.IsNot):
-        return test.left.value, False
-    return None

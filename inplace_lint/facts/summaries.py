@@ -34,6 +34,7 @@ from inplace_lint.facts.syntax import (
     copying_index,
     int_index,
     is_none,
+    none_comparison,
 )
 from inplace_lint.facts.type_tests import type_arms
 from inplace_lint.facts.walk import own_nodes
@@ -466,11 +467,11 @@ class _MutationFinder(GradModeWalker):
         name = inner if inner is not None else test
         none_test = False
         if isinstance(name, cst.Comparison) and len(name.comparisons) == 1:
-            operator, right = name.comparisons[0].operator, name.comparisons[0].comparator
-            if not is_none(right) or not isinstance(operator, cst.Is | cst.IsNot):
+            compared = none_comparison(name)
+            if compared is None:
                 return
-            none_test, negated = True, negated != isinstance(operator, cst.Is)
-            name = name.left
+            name, is_none_test = compared
+            none_test, negated = True, negated != is_none_test
         if not isinstance(name, cst.Name) or name.value not in self.index_of:
             return
         mark_guarded(body, (name.value, not negated, none_test), self.guarded)

@@ -94,6 +94,16 @@ def is_none(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
+def none_comparison(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+    """``x is None``: (x, True); ``x is not None``: (x, False); None for any other test."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    (target,) = test.comparisons
+    if not is_none(target.comparator) or not isinstance(target.operator, cst.Is | cst.IsNot):
+        return None
+    return test.left, isinstance(target.operator, cst.Is)
+
+
 def _constant_index(node: cst.Subscript) -> bool:
     """``x[0]``, ``x[-1]`` or ``x["key"]``: an element the source names exactly."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
