@@ -4,6 +4,8 @@ modules, containers and optimizers. Tensor methods and torch functions go to tor
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from inplace_lint.facts import events as ev
@@ -14,7 +16,7 @@ from inplace_lint.facts.call_shapes import (
     element_at,
     sure_tensor_passed,
 )
-from inplace_lint.facts.classes import literal_bool
+from inplace_lint.facts.classes import defining_class, literal_bool
 from inplace_lint.facts.forward_returns import returns_record
 from inplace_lint.facts.function_views import FUNCTION_VIEW_PREFIX, returns_view
 from inplace_lint.facts.grad_target_params import grad_target_params
@@ -161,6 +163,7 @@ class Calls(AnalyzerBase):
     def _construct(self, name: str, node: cst.Call) -> list[Value]:
         args = self._args(node)
         cls = self.classes[name]
+        self._init_writes(name, node, args)
         if cls.is_module:
             spec = ModuleSpec(qualname=None, node=node, user_class=name)
             return [new_value(Kind.MODULE, name, module=spec)]
@@ -171,6 +174,24 @@ class Calls(AnalyzerBase):
             return [optimizer]
         self._record_call(name, node, args)
         return [new_value(Kind.OTHER, name, origin=INSTANCE_ORIGIN)]
+
+    def _init_writes(
+        self, name: str, node: cst.Call, args: list[tuple[str, cst.Arg, list[Value]]]
+    ) -> None:
+        """``T(features, adjacency=a)`` runs ``T.__init__`` (or a same-file base's) on what
+        the call passes: its summarised writes to its parameters act on the caller's
+        tensors, as a method call's do, each a side effect (zuko's ``_check_adjacency``
+        stripping the diagonal of the caller's matrix while the transform is built)."""
+        definer = defining_class(name, "__init__", self.classes)
+        entry = self.summaries.get(f"{definer}.__init__") if definer is not None else None
+        if entry is None:
+            return
+        mutations, exempt = entry
+        # it returns nothing, but is called to build the instance, not to change what it is
+        # given: its writes are side effects, as a helper's that returns another value
+        mutations = [replace(m, side_effect=True) for m in mutations]
+        self._note_call_args("__init__", args, f"{definer}.__init__")
+        self._apply_mutations(f"{definer}.__init__", node, args, mutations, exempt)
 
     def _record_call(
         self,

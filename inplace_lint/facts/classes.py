@@ -486,6 +486,21 @@ def collect_classes(
     return found
 
 
+def defining_class(name: str, method: str, classes: dict[str, ClassFacts]) -> str | None:
+    """The same-file class whose ``method`` a ``name`` instance runs: ``name`` itself or its
+    nearest same-file base that defines it; None where none does (or a base is not here)."""
+    pending, seen = [name], set()
+    while pending:
+        cls = classes.get(pending.pop(0))
+        if cls is None or cls.name in seen:
+            continue
+        seen.add(cls.name)
+        if method in cls.methods:
+            return cls.name
+        pending += cls.bases
+    return None
+
+
 def inherit_attributes(facts: ClassFacts, classes: dict[str, ClassFacts]) -> None:
     """A subclass holds the submodules, parameters and buffers its same-file bases' methods
     store on ``self`` (``class B(A)`` calling ``self.in_proj`` that ``A.__init__`` built),
