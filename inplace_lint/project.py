@@ -10,8 +10,11 @@ not report the write for want of a caller (IPL004's "no caller to judge").
 
 The index reads source text only (no parse of whole files, no import): imports and top-level
 ``def`` lines are found by their layout, and each shipped function is checked to parse alone.
-Limits: functions only (not classes or their ``forward``), called by their imported name (not
-``module.f(...)``); the grad mode of a call in another file is not carried.
+The grad mode of the calls is carried too (``project_modes.py``): a helper that every call of
+the run makes under ``no_grad`` runs without grad in its own file, as one called so within it.
+
+Limits: functions only (not classes or their ``forward``), summarised where called by their
+imported name (not ``module.f(...)``, whose grad mode alone is carried).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inplace_lint.engine import MAX_BYTES
+from inplace_lint.project_modes import CallKey, call_modes, parse
 from inplace_lint.project_view import ForeignFunction, ProjectView
 from inplace_lint.source import DecodeError, decode
 
@@ -33,6 +37,8 @@ from inplace_lint.source import DecodeError, decode
 _FROM_IMPORT = re.compile(
     r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE
 )
+#: ``import a.b as m``: the module and its alias
+_IMPORT_AS = re.compile(r"^[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)[ \t]*$", re.MULTILINE)
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 _TOP_LEVEL_LINE = re.compile(r"^[^\s#]", re.MULTILINE)
 #: a sign that a body may write in place: ``.add_(``, an augmented assignment, an item
@@ -49,6 +55,7 @@ class _File:
     #: local name -> (module parts, relative dots, imported name)
     imported: dict[str, tuple[tuple[str, ...], int, str]] = field(default_factory=dict)
     defs: dict[str, int] = field(default_factory=dict)  # top-level function -> its offset
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``import a.b as m``
     #: its top-level import lines, once one of its functions is shipped
     imports: str | None = None
 
@@ -86,9 +93,11 @@ class _Resolver:
     def views(self) -> dict[int, ProjectView]:
         foreign: dict[int, list[ForeignFunction]] = {}
         called: dict[int, set[str]] = {}
+        modes: dict[int, dict[str, set[bool]]] = {}
         for index, f in enumerate(self.read):
             if f is None:
                 continue
+            targets: list[tuple[CallKey, tuple[int, str]]] = []
             for local, (parts, dots, name) in sorted(f.imported.items()):
                 if not _called(f.text, local):
                     continue
@@ -100,10 +109,36 @@ class _Resolver:
                 if shipped is not None:
                     foreign.setdefault(index, []).append(shipped)
                     called.setdefault(found[0], set()).add(found[1])
+                    targets.append(((local,), found))
+            targets += self._through_aliases(index, f)
+            for (name, where), seen in _modes_of(f.text, targets).items():
+                modes.setdefault(where, {}).setdefault(name, set()).update(seen)
         return {
-            index: ProjectView(tuple(foreign.get(index, ())), frozenset(called.get(index, ())))
-            for index in foreign.keys() | called.keys()
+            index: ProjectView(
+                tuple(foreign.get(index, ())),
+                frozenset(called.get(index, ())),
+                tuple(sorted((n, tuple(sorted(m))) for n, m in modes.get(index, {}).items())),
+            )
+            for index in foreign.keys() | called.keys() | modes.keys()
         }
+
+    def _through_aliases(self, index: int, f: _File) -> list[tuple[CallKey, tuple[int, str]]]:
+        """``utils.f(...)`` for a module of the run bound to ``utils`` (``import a.utils as
+        utils``, ``from a import utils``): each such call of a function that may write."""
+        found: list[tuple[CallKey, tuple[int, str]]] = []
+        bound = {alias: (parts, 0) for alias, parts in f.aliases.items()}
+        bound.update({local: ((*p, n), d) for local, (p, d, n) in f.imported.items()})
+        for alias, (parts, dots) in sorted(bound.items()):
+            if f"{alias}." not in f.text:
+                continue
+            target = self._module(index, parts, dots)
+            module = self.read[target] if target is not None and target != index else None
+            if module is None or target is None:
+                continue
+            for name in module.defs:
+                if f"{alias}.{name}(" in f.text and self._ship((target, name), name):
+                    found.append(((alias, name), (target, name)))
+        return found
 
     def _module(self, index: int, parts: tuple[str, ...], dots: int) -> int | None:
         """The file of the run a module name in file ``index`` names, if exactly one."""
@@ -174,9 +209,33 @@ def _read(path: Path) -> _File | None:
         parts = tuple(module.split(".")) if module else ()
         for imported, local in _names(names):
             f.imported[local] = (parts, len(dots), imported)
+    for match in _IMPORT_AS.finditer(text):
+        f.aliases[match.group(2)] = tuple(match.group(1).split("."))
     for match in _TOP_DEF.finditer(text):
         f.defs.setdefault(match.group(1), match.start())
     return f
+
+
+def _modes_of(
+    text: str, targets: list[tuple[CallKey, tuple[int, str]]]
+) -> dict[tuple[str, int], set[bool]]:
+    """The grad modes of the calls ``text`` makes to each target, keyed by (the target's
+    name, its file). A file that never names a grad-off context calls everything with grad
+    on, and is not parsed."""
+    if not targets:
+        return {}
+    if "no_grad" in text or "inference_mode" in text:
+        tree = parse(text)
+        if tree is None:
+            return {}
+        seen = call_modes(tree)
+    else:
+        seen = {key: {True} for key, _ in targets}
+    out: dict[tuple[str, int], set[bool]] = {}
+    for key, (where, name) in targets:
+        if key in seen:
+            out.setdefault((name, where), set()).update(seen[key])
+    return out
 
 
 def _names(text: str) -> Iterable[tuple[str, str]]:

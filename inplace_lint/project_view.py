@@ -28,6 +28,9 @@ class ProjectView:
     foreign: tuple[ForeignFunction, ...] = ()
     #: this file's top-level functions that another file of the run imports, calls and judges
     called_elsewhere: frozenset[str] = frozenset()
+    #: this file's top-level functions that other files of the run call, with the grad
+    #: modes of those calls (True: grad on)
+    modes_elsewhere: tuple[tuple[str, tuple[bool, ...]], ...] = ()
 
     def digest(self) -> bytes:
         """A key part for the cache: the findings of a file depend on its view too."""
@@ -36,4 +39,5 @@ class ProjectView:
             for part in (f.local, f.name, f.display, str(f.line), f.source, f.imports):
                 h.update(part.encode("utf-8", "surrogateescape") + b"\0")
         h.update(",".join(sorted(self.called_elsewhere)).encode())
+        h.update(repr(self.modes_elsewhere).encode())
         return h.digest()

@@ -7,7 +7,7 @@ marks helpers called only from no-grad code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -32,8 +32,10 @@ def _call_modes(
     imports: ImportTable,
     every_call: list[cst.Call],
     memo: FunctionMemo | None = None,
+    elsewhere: Sequence[tuple[str, Sequence[bool]]] = (),
 ) -> dict[str, set[bool]]:
-    """For each function name, whether its calls in this file run with grad on (True) or off.
+    """For each function name, whether its calls in this file run with grad on (True) or off;
+    ``elsewhere``: the modes of the calls other files of the run make (project mode).
 
     Every call in the module is appended to ``every_call``, in source order, on the way.
     """
@@ -78,6 +80,7 @@ def _call_modes(
         for c in received
         if defined.get(c[0], 0) >= 1 and c[0] not in _IMPLICIT and not c[0].startswith("__")
     ]
+    calls += [(name, "<elsewhere>", not on) for name, seen in elsewhere for on in seen]
     sites: dict[str, list[tuple[str, bool]]] = {}
     for callee, caller, off in calls:
         sites.setdefault(callee, []).append((caller, off))

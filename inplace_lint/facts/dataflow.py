@@ -98,7 +98,8 @@ class Analyzer(
         self._inline_budget = BUDGET
         self._collect_functions()
         calls: list[cst.Call] = []
-        self.call_modes = _call_modes(self.module, self.imports, calls, self._memo)
+        elsewhere = self.project.modes_elsewhere if self.project is not None else ()
+        self.call_modes = _call_modes(self.module, self.imports, calls, self._memo, elsewhere)
         leaf_classes = frozenset(
             n for n, c in self.classes.items() if c.is_module and not c.modules
         )
