@@ -692,6 +692,7 @@ class Calls(AnalyzerBase):
             elif position in spec.saved_outputs:
                 self._save(element, label, node, "result", [element])
             record.elements.append(element)
+            record.slots[element.id] = position  # ``lstm(x)[1]`` is ``(h, c)``, not ``out``
         return record
 
     def _inplace_module(

@@ -49,6 +49,15 @@ def _saved_element(saved: Value, index: int | None) -> Value:
     return saved_tensor()
 
 
+def _at_position(container: Value, elements: list[Value], index: int | None) -> list[Value]:
+    """``record[1]``: of a container's elements, those that may sit at the constant ``index``:
+    the one stored there (a display's, a module's tuple result's) and any of unknown place
+    (appended); all of them for another index."""
+    if index is None or index < 0 or not container.slots:
+        return elements
+    return [v for v in elements if container.slots.get(v.id, index) == index] or elements
+
+
 class Expressions(AnalyzerBase):
     """The expressions room of the interpreter (see the module docstring)."""
 
@@ -123,6 +132,8 @@ class Expressions(AnalyzerBase):
                 out.append(_saved_element(value, int_index(node)))  # ``ctx.saved_tensors[0]``
                 continue
             elements = self._element(value, key, advanced)
+            if value.kind is Kind.CONTAINER and key is None:
+                elements = _at_position(value, elements, int_index(node))
             if value.kind is Kind.TENSOR and not value.view and not advanced and key is None:
                 texts = _subscript_texts(self.module, node)
                 for element in elements:
