@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
+from inplace_lint.facts.callables import function_value
 from inplace_lint.facts.conditions import Key
-from inplace_lint.facts.constructed import stored_params
+from inplace_lint.facts.constructed import init_assignments, stored_params
 from inplace_lint.facts.containers import container_params
 from inplace_lint.facts.heuristics import (
     _INTEGER_NAME,
@@ -22,6 +23,7 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
     _is_static,
@@ -176,6 +178,9 @@ class Binder(AnalyzerBase):
             function = self._passed_function(name, position) or self._given_function(name)
             if function is not None:  # every call passes this same-file function
                 value = new_value(Kind.OTHER, function, origin="def")
+            torch_function = self._given_torch_function(name) if function is None else None
+            if torch_function is not None:  # every construction passes this torch function
+                value = function_value(torch_function)
             if ctx.role == "forward" and position == 0:
                 self.scope.first_input = value
             if ctx.role == "forward" and not param.star:
@@ -208,6 +213,37 @@ class Binder(AnalyzerBase):
         names = {e.value if isinstance(e, cst.Name) else None for e in exprs}
         found = names.pop() if len(names) == 1 else None
         return found if found in self.functions else None
+
+    def _given_torch_function(self, name: str) -> str | None:
+        """In ``__init__``, a parameter stored on ``self`` that every construction passes the
+        same torch function for (``act=torch.tanh``, or the constructing class's own
+        ``self.tf_out_act`` that its ``__init__`` sets to one): that function's name."""
+        ctx = self.scope.ctx
+        cls = ctx.cls
+        if cls is None or ctx.name != "__init__" or ctx.node is None:
+            return None
+        attr = stored_params(ctx.node).get(name)
+        exprs = cls.constants.get(attr, ()) if attr is not None else ()
+        found = {self._torch_function_of(e) for e in exprs}
+        one = found.pop() if len(found) == 1 else None
+        return one
+
+    def _torch_function_of(self, expr: cst.BaseExpression, follow: bool = True) -> str | None:
+        """The torch function ``expr`` names (``torch.tanh``, ``F.relu``), or, for
+        ``self.attr``, the one every same-file ``__init__`` that sets ``attr`` sets it to."""
+        attr = self_attribute(expr)
+        if attr is not None:
+            if not follow:
+                return None
+            values = {
+                self._torch_function_of(right, follow=False)
+                for cls in self.classes.values()
+                if (init := cls.methods.get("__init__")) is not None
+                for right in init_assignments(init, attr)
+            }
+            return values.pop() if len(values) == 1 else None
+        qualified = self.imports.qualify(expr)
+        return qualified if qualified in self.table.functions else None
 
     def _given_module(self, name: str) -> Value | None:
         """In ``__init__``, a parameter every construction passes a module for, which

@@ -7,7 +7,12 @@ expression gives a *function value* (kind OTHER, origin ``torch_def``, the quali
 its group's name), and calling a name or attribute that holds one function value is calling
 that function: its saves and views come from the op table as for ``F.relu(x)``. A same-file
 function held so (origin ``def``: ``self.radial_function = radial_function``) is called as
-the file's function, its summary applied to what the call passes (``_function_call``).
+the file's function, its summary applied to what the call passes (``_function_call``). A
+torch function every construction of a class passes to an ``__init__`` parameter stored on
+``self`` (``Proj(torch.tanh)``, or the constructing class's ``self.act`` set to one) is held
+the same way (``binder._given_torch_function``), also where ``__init__`` stores it only when
+it is not None (``loss_fn if loss_fn is not None else F.mse_loss``: the test is decided for
+a name that holds functions only).
 
 Limits: one function per name (two possible functions are unknown); ``getattr`` only on a
 torch namespace with a string literal or an ``__init__`` parameter that every construction in

@@ -24,27 +24,59 @@ import libcst as cst
 from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pairs
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import assignment_targets, self_attribute
+from inplace_lint.facts.syntax import is_none, none_comparison
 from inplace_lint.facts.walk import nested_scope, own_nodes, walk
 
 
 def stored_params(init: cst.FunctionDef) -> dict[str, str]:
     """``__init__``'s parameters stored whole on ``self``: parameter -> attribute
-    (``self.critic = critic``, ``self.actor, self.critic = actor, critic``)."""
+    (``self.critic = critic``, ``self.actor, self.critic = actor, critic``, and
+    ``self.loss_fn = loss_fn if loss_fn is not None else F.mse_loss``)."""
+    return {name: attr for name, (attr, _) in _stores(init).items()}
+
+
+def _stores(init: cst.FunctionDef) -> dict[str, tuple[str, bool]]:
+    """Parameter -> (the attribute it is stored on, whether only where it is not None)."""
     params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
-    stored: dict[str, str] = {}
+    stored: dict[str, tuple[str, bool]] = {}
     for node in own_nodes(init):
         if not isinstance(node, cst.Assign):
             continue
         for left, right in assigned_pairs(node):
-            if (
-                isinstance(right, cst.Name)
-                and right.value in params
-                and isinstance(left, cst.Attribute)
-                and isinstance(left.value, cst.Name)
-                and left.value.value == "self"
-            ):
-                stored.setdefault(right.value, left.attr.value)
+            attr = self_attribute(left)
+            name = _unless_none(right)
+            if attr is not None and name is not None and name in params:
+                stored.setdefault(name, (attr, not isinstance(right, cst.Name)))
     return stored
+
+
+def _unless_none(value: cst.BaseExpression) -> str | None:
+    """The parameter a stored value is: ``p``, or ``p`` where it is not None (``p if p is not
+    None else F.mse_loss``, ``default if p is None else p``, ``p or default``); a
+    construction that gives None there leaves the attribute unknown."""
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        return value.left.value if isinstance(value.left, cst.Name) else None
+    if not isinstance(value, cst.IfExp):
+        return None
+    tested = none_comparison(value.test)
+    if tested is None or not isinstance(tested[0], cst.Name):
+        return None
+    kept = value.orelse if tested[1] else value.body  # the arm where it is not None
+    if isinstance(kept, cst.Name) and kept.value == tested[0].value:
+        return kept.value
+    return None
+
+
+def init_assignments(init: cst.FunctionDef, attr: str) -> list[cst.BaseExpression]:
+    """What ``__init__`` assigns to ``self.attr`` in plain assignments (``self.act =
+    torch.tanh``), in source order."""
+    found: list[cst.BaseExpression] = []
+    for node in own_nodes(init):
+        if isinstance(node, cst.Assign):
+            found += [r for left, r in assigned_pairs(node) if self_attribute(left) == attr]
+    return found
 
 
 def constructed_arguments(
@@ -78,8 +110,11 @@ def constructed_arguments(
             if bound is None:
                 bound = _single_bindings(nodes)
             init, stored = wanted[node.func.value]
+            defaulted = {name for name, (_, unless) in _stores(init).items() if unless}
             for param in stored:
                 expr = _argument(init, param, node)
+                if param in defaulted and is_none(expr):  # the default is stored: not told
+                    expr = None
                 if isinstance(expr, cst.Name) and expr.value in bound:
                     values = bound[expr.value]
                     expr = values[0] if len(values) == 1 else None
@@ -88,7 +123,7 @@ def constructed_arguments(
                 if owner is not None and attr is not None:
                     forwarded.append((exprs, len(exprs), owner, attr))
                 exprs.append(expr)
-    _read_forwarded(given, wanted, forwarded)
+    _read_forwarded(given, wanted, forwarded, classes)
     return given
 
 
@@ -96,19 +131,27 @@ def _read_forwarded(
     given: dict[str, dict[str, list[cst.BaseExpression | None]]],
     wanted: dict[str, tuple[cst.FunctionDef, dict[str, str]]],
     forwarded: list[tuple[list[cst.BaseExpression | None], int, str, str]],
+    classes: dict[str, ClassFacts],
 ) -> None:
     """A construction inside a method of a same-file class that passes ``self.ATTR``, where
     that class's ``__init__`` stores a parameter whole on ``ATTR``, passes what the class's
     own constructions give that parameter (BigGAN's ``DBlock(activation=self.activation)``
-    with ``Discriminator(D_activation=nn.ReLU(inplace=True))``): one value when they all give
-    the same expression object, else unknown. Resolved outward up to three classes deep."""
+    with ``Discriminator(D_activation=nn.ReLU(inplace=True))``), or what that class's
+    ``__init__`` sets ``ATTR`` to once (``self.tf_out_act = torch.tanh``): one value when they
+    all give the same expression object, else unknown. Resolved outward up to three classes
+    deep."""
     for _ in range(3):
         changed = False
         for exprs, index, owner, attr in forwarded:
             if exprs[index] is None or self_attribute(exprs[index]) != attr:
                 continue
             stored = {a: p for p, a in wanted.get(owner, (None, {}))[1].items()}
-            outer = given.get(owner, {}).get(stored[attr], []) if attr in stored else []
+            if attr in stored:
+                outer = given.get(owner, {}).get(stored[attr], [])
+            else:  # ``self.act = torch.tanh`` in the owner's own ``__init__``, set once
+                init = classes[owner].methods.get("__init__") if owner in classes else None
+                outer = init_assignments(init, attr) if init is not None else []
+                outer = outer if len(outer) == 1 else []
             known = {id(e) for e in outer}
             value = outer[0] if outer and len(known) == 1 else None
             if self_attribute(value) is None:

@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 
 from inplace_lint.facts import events as ev
-from inplace_lint.facts.callables import NONE_ORIGIN, function_value
+from inplace_lint.facts.callables import FUNCTION_ORIGIN, NONE_ORIGIN, function_value
 from inplace_lint.facts.classes import ClassFacts
 from inplace_lint.facts.conditions import condition_key
 from inplace_lint.facts.function_saves import saved_tensor
@@ -36,6 +36,7 @@ from inplace_lint.facts.syntax import (
     _string_key,
     _subscript_texts,
     int_index,
+    none_comparison,
 )
 from inplace_lint.facts.vanishing import fill_value, minus_infinity
 
@@ -213,6 +214,9 @@ class Expressions(AnalyzerBase):
         return [container]
 
     def _eval_ifexp(self, node: cst.IfExp) -> list[Value]:
+        decided = self._function_none_test(node.test)
+        if decided is not None:  # ``loss_fn if loss_fn is not None else F.mse_loss``
+            return self._eval(node.body if decided else node.orelse)
         self._eval(node.test)
         scope = self.scope
         marks = (len(scope.stale), len(scope.hidden))
@@ -236,6 +240,17 @@ class Expressions(AnalyzerBase):
                     if value.id not in both:
                         self._chosen[value.id] = ((branch, arm),)
         return body + orelse
+
+    def _function_none_test(self, test: cst.BaseExpression) -> bool | None:
+        """``f is None`` / ``f is not None`` where ``f`` holds a function only (a same-file
+        or a torch function every caller or construction passes): the test's value."""
+        tested = none_comparison(test)
+        if tested is None or not isinstance(tested[0], cst.Name):
+            return None
+        values = self._lookup(tested[0].value)
+        if not values or any(v.origin not in ("def", FUNCTION_ORIGIN) for v in values):
+            return None
+        return not tested[1]
 
     def _eval_named(self, node: cst.NamedExpr) -> list[Value]:
         values = self._eval(node.value)
