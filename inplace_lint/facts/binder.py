@@ -31,6 +31,7 @@ from inplace_lint.facts.syntax import (
     bound_names,
     is_none,
     leaves_iteration,
+    tuple_annotation,
 )
 
 
@@ -270,7 +271,7 @@ class Binder(AnalyzerBase):
         if container_annotation(ann_text) or (
             ctx.node is not None and name in self._container_params(ctx.node)
         ):
-            return new_value(Kind.CONTAINER, name)
+            return self._annotated_tuple(name, annotation) or new_value(Kind.CONTAINER, name)
         if "Module" in ann_text or "Sequential" in ann_text:
             return new_value(Kind.MODULE, name, module=ModuleSpec(qualname=None, node=None))
         if other_annotation(ann_text):
@@ -285,6 +286,30 @@ class Binder(AnalyzerBase):
         if _INTEGER_NAME.fullmatch(name):
             grad = 0  # token ids, masks, labels, positions: integer or bool, never differentiated
         return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
+
+    def _annotated_tuple(self, name: str, annotation: cst.BaseExpression | None) -> Value | None:
+        """``x_in: tuple[Tensor, Optional[Tensor], int]``: a tuple whose positions the
+        annotation lists, each a tensor where it names one (a tensor or None where
+        ``Optional``); None for any other annotation (``tuple[Tensor, ...]``, ``list[...]``)."""
+        parts = tuple_annotation(annotation)
+        if parts is None:
+            return None
+        ctx = self.scope.ctx
+        grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
+        record = new_value(Kind.CONTAINER, name, literal_container=True)
+        for position, part in enumerate(parts):
+            text = self.module.code_for_node(part)
+            if "Tensor" in text and not container_annotation(text):
+                sure = "Optional" not in text and "None" not in text
+                element = new_value(
+                    Kind.TENSOR, f"{name}[{position}]", origin="arg", arg_name=name, sure=sure
+                )
+                element.grad = grad
+            else:
+                element = new_value(Kind.OTHER, f"{name}[{position}]")
+            record.elements.append(element)
+            record.slots[element.id] = position
+        return record
 
     def _not_tensor_params(self, func: cst.FunctionDef) -> frozenset[str]:
         """Parameters that hold no tensor: containers, and those annotated as something else

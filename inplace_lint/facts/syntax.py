@@ -633,3 +633,21 @@ def overlapping_copy(node: cst.CSTNode) -> bool:
         return False
     target = node.targets[0].target
     return isinstance(target, cst.Subscript) and shifted_slices(target, node.value)
+
+
+def tuple_annotation(node: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
+    """The element annotations of ``tuple[A, B]`` / ``Tuple[A, B]`` (``typing.`` too); None
+    for any other annotation, ``tuple[A, ...]`` included."""
+    if not isinstance(node, cst.Subscript):
+        return None
+    head = node.value
+    name = head.attr.value if isinstance(head, cst.Attribute) else getattr(head, "value", None)
+    if name not in ("tuple", "Tuple"):
+        return None
+    parts: list[cst.BaseExpression] = []
+    for element in node.slice:
+        index = element.slice
+        if not isinstance(index, cst.Index) or isinstance(index.value, cst.Ellipsis):
+            return None
+        parts.append(index.value)
+    return parts or None
