@@ -21,7 +21,7 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.index_disjoint import Located, disjoint_indices
 from inplace_lint.facts.ledger import Pending as _Pending
-from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, new_value
+from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, at_position, new_value
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import (
     METADATA_ATTRIBUTES,
@@ -48,15 +48,6 @@ def _saved_element(saved: Value, index: int | None) -> Value:
     if saved.literal_container and index is not None and -len(elements) <= index < len(elements):
         return elements[index]
     return saved_tensor()
-
-
-def _at_position(container: Value, elements: list[Value], index: int | None) -> list[Value]:
-    """``record[1]``: of a container's elements, those that may sit at the constant ``index``:
-    the one stored there (a display's, a module's tuple result's) and any of unknown place
-    (appended); all of them for another index."""
-    if index is None or index < 0 or not container.slots:
-        return elements
-    return [v for v in elements if container.slots.get(v.id, index) == index] or elements
 
 
 class Expressions(AnalyzerBase):
@@ -134,7 +125,7 @@ class Expressions(AnalyzerBase):
                 continue
             elements = self._element(value, key, advanced)
             if value.kind is Kind.CONTAINER and key is None:
-                elements = _at_position(value, elements, int_index(node))
+                elements = at_position(value, elements, int_index(node))
             if value.kind is Kind.TENSOR and not value.view and not advanced and key is None:
                 texts = _subscript_texts(self.module, node)
                 for element in elements:
@@ -429,7 +420,12 @@ class Expressions(AnalyzerBase):
             stored = {g for g, when in held if when < pending.seq}
             if not (own | stored) & pending.groups:
                 continue
-            if pending.alias_only and not self._second_update(pending, name, values, node):
+            snapshot = pending.snapshot_only and pending.snapshot_read(name, values)
+            if pending.snapshot_only and not snapshot:
+                continue
+            if pending.alias_only and not (
+                snapshot or self._second_update(pending, name, values, node)
+            ):
                 continue
             if any(pending.soft_alias(v) for v in values if v.group.id in pending.groups):
                 continue

@@ -244,6 +244,9 @@ class Pending:
     bound_away: bool = False
     #: written in a state update: stale only for a second update through another name
     alias_only: bool = False
+    #: a state update through an attribute under no_grad: stale only for a plain local name
+    #: that took the very tensor before the write (``old_mean = self.mean``)
+    snapshot_only: bool = False
     #: the element a loop took from these containers was written: by a procedure, every
     #: read of them wants the new value; otherwise the reads in ``meant_at`` (the nodes of
     #: the loops working through them)
@@ -262,3 +265,13 @@ class Pending:
     @property
     def bound_elsewhere(self) -> bool:
         return bool(self.write.elsewhere)
+
+    def snapshot_read(self, name: str, values: list[Any]) -> bool:
+        """A read of a plain local name that holds the very tensor this state update wrote
+        (``old_mean = self.mean`` before ``self.mean.mul_(...)``)."""
+        return (
+            name != self.written_name
+            and "." not in name
+            and len(values) == 1
+            and any(values[0] is v for v in self.written)
+        )

@@ -229,6 +229,15 @@ def slot_positions(record: Value, size: int) -> list[list[Value]] | None:
     return positions
 
 
+def at_position(container: Value, elements: list[Value], index: int | None) -> list[Value]:
+    """``record[1]``: of a container's elements, those that may sit at the constant ``index``:
+    the one stored there (a display's, a module's tuple result's) and any of unknown place
+    (appended); all of them for another index."""
+    if index is None or index < 0 or not container.slots:
+        return elements
+    return [v for v in elements if container.slots.get(v.id, index) == index] or elements
+
+
 #: the most values a container is taken to hold: beyond it, what a loop stores into a
 #: container it reads from is not added (a widening, so that nested loops stay linear)
 MAX_HELD = 64

@@ -215,13 +215,18 @@ class Writes(AnalyzerBase):
         # ``noise = action.data.normal_(0, s)``: a write through ``.data`` is meant for the
         # tensor, unless its in-place result is bound to a new name, as a new tensor
         hidden_call = write.hidden and isinstance(write.node, cst.Call) and write.elsewhere
+        # under no_grad, writes through attributes are state updates (buffers, EMA): reads
+        # of the state want the new value, except through a plain local name that took the
+        # very tensor before the write to keep the old one (PopArt's ``old_mean =
+        # self.mean``); a local tensor read again through an alias is stale either way
+        state = scope.no_grad and (written_name is None or "." in written_name)
+        snapshot = state and self._snapshot_names(tensors, written_name)
+        pending.snapshot_only = bool(snapshot)
         meant_to_share = (
             (write.hidden and not hidden_call)
             or write.shape_only  # ``squeeze_()``: a new shape, the same values
-            # under no_grad, writes through attributes are state updates (buffers, EMA);
-            # a local tensor read again through an alias is stale with or without autograd
-            or (scope.no_grad and (written_name is None or "." in written_name))
-            or any(v.leaf for v in tensors)  # parameter updates are meant to be seen
+            or (state and not snapshot)
+            or (any(v.leaf for v in tensors) and not snapshot)  # updates are meant to be seen
         )
         # a state update (an optimizer step, an EMA) writes its state on purpose: reads of it
         # want the new value, except a second in-place update through another name for the
@@ -246,6 +251,18 @@ class Writes(AnalyzerBase):
         if pending.through_view and not write.elsewhere:
             meant_to_share = True
         return meant_to_share
+
+    def _snapshot_names(self, tensors: list[Value], written: str | None) -> list[str]:
+        """Plain local names other than ``written`` that hold one of ``tensors`` itself (not
+        a view of it), bound before the write."""
+        return [
+            name
+            for name, values in self.scope.env.items()
+            if name != written
+            and "." not in name
+            and len(values) == 1
+            and any(values[0] is t for t in tensors)
+        ]
 
     def _held_elsewhere(self, value: Value, name: str | None) -> bool:
         """Some name other than ``name`` holds a tensor of ``value``'s storage."""
