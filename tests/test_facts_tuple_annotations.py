@@ -52,3 +52,35 @@ def test_the_positions_of_an_annotated_tuple_hold_tensors() -> None:
 def test_open_ended_or_non_tensor_positions_stay_unknown() -> None:
     for annotation in ("tuple[torch.Tensor, ...]", "tuple[int, int]", "list[torch.Tensor]"):
         assert codes(_program(annotation)) == []
+
+
+STATES = """
+import torch
+from typing import Optional, Tuple
+
+
+def replace_states(
+    src: Tuple[torch.Tensor, torch.Tensor],
+    dst: Tuple[torch.Tensor, torch.Tensor],
+    mask: torch.Tensor,
+    other_src: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+):
+    other = other_src if other_src is not None else dst
+    torch.where(mask, src[0], other[0], out=dst[0])
+    torch.where(mask, src[1], other[{index}], out=dst[1])
+
+
+mask = torch.tensor([True, False, True])
+h = torch.zeros(3), torch.full((3,), 2.0)
+replace_states((torch.ones(3), torch.ones(3)), h, mask)
+"""
+
+
+def test_a_read_of_another_position_is_not_stale() -> None:
+    # NeMo's batch_replace_states_mask: ``dst[0]`` written, then ``other[1]`` read
+    safe = STATES.format(index=1)
+    assert codes(safe) == []
+    assert run(safe)["h"][1].tolist() == [1.0, 2.0, 1.0]  # type: ignore[index]
+    hazard = STATES.format(index=0)  # ``other[0]`` is ``dst[0]``, already replaced
+    assert codes(hazard) == [(13, "IPL002")]
+    assert run(hazard)["h"][1].tolist() == [1.0, 0.0, 1.0]  # type: ignore[index]

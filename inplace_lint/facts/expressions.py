@@ -406,11 +406,14 @@ class Expressions(AnalyzerBase):
         stand = scope.stand_ins.get(name)
         own = groups - stand[1] if stand is not None and stand[0] == binding else groups
         indexing = self._indexing.take()
-        held = [  # (group, when it was put in the container); x[i] picks an unknown element
+        subscript = self._subscript_of.get(id(node))
+        position = int_index(subscript) if subscript is not None else None
+        held = [  # (group, when it was put in the container); x[i] picks an unknown element,
+            # ``x[1]`` the one stored at that position (or any of unknown place)
             (e.group.id, v.added.get(e.id, 0))
             for v in values
             if v.kind is Kind.CONTAINER and v.literal_container and not indexing
-            for e in v.elements
+            for e in at_position(v, v.elements, position)
         ]
         matched: list[_Pending] = []
         overwriting = id(node) in self._overwriting_reads
