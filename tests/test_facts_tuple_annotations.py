@@ -84,3 +84,26 @@ def test_a_read_of_another_position_is_not_stale() -> None:
     hazard = STATES.format(index=0)  # ``other[0]`` is ``dst[0]``, already replaced
     assert codes(hazard) == [(13, "IPL002")]
     assert run(hazard)["h"][1].tolist() == [1.0, 0.0, 1.0]  # type: ignore[index]
+
+
+COORDS = """
+import torch
+from torch import nn
+
+
+class RoPE(nn.Module):
+    def coords(self, n: int, scale: tuple[torch.Tensor, float]) -> torch.Tensor:
+        grid = torch.arange(n, dtype=torch.float32).repeat(2, 1)
+        grid[0:1] = grid[0:1] * scale[0]
+        grid[1:2] = grid[1:2] * scale[1]
+        return grid
+
+
+grid = RoPE().coords(4, (torch.tensor(0.5), 2.0))
+"""
+
+
+def test_a_tensor_position_is_not_taken_to_require_grad() -> None:
+    # diffusers' LTX rope: a scale tensor beside floats multiplies slices of a fresh grid
+    assert codes(COORDS) == []
+    assert run(COORDS)["grid"].tolist() == [[0.0, 0.5, 1.0, 1.5], [0.0, 2.0, 4.0, 6.0]]  # type: ignore[attr-defined]

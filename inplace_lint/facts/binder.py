@@ -289,22 +289,22 @@ class Binder(AnalyzerBase):
 
     def _annotated_tuple(self, name: str, annotation: cst.BaseExpression | None) -> Value | None:
         """``x_in: tuple[Tensor, Optional[Tensor], int]``: a tuple whose positions the
-        annotation lists, each a tensor where it names one (a tensor or None where
-        ``Optional``); None for any other annotation (``tuple[Tensor, ...]``, ``list[...]``)."""
+        annotation lists, each a tensor of unknown grad where it names one (a tensor or None
+        where ``Optional``); None for any other annotation (``tuple[Tensor, ...]``, lists)."""
         parts = tuple_annotation(annotation)
         if parts is None:
             return None
-        ctx = self.scope.ctx
-        grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
         record = new_value(Kind.CONTAINER, name, literal_container=True)
         for position, part in enumerate(parts):
             text = self.module.code_for_node(part)
             if "Tensor" in text and not container_annotation(text):
                 sure = "Optional" not in text and "None" not in text
+                # known to be a tensor, not known to require grad (a scale beside floats,
+                # diffusers' LTX ``rope_interpolation_scale``): what a caller gives decides
                 element = new_value(
                     Kind.TENSOR, f"{name}[{position}]", origin="arg", arg_name=name, sure=sure
                 )
-                element.grad = grad
+                element.grad = 1
             else:
                 element = new_value(Kind.OTHER, f"{name}[{position}]")
             record.elements.append(element)
