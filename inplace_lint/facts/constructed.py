@@ -25,7 +25,7 @@ from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pair
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import assignment_targets, self_attribute
 from inplace_lint.facts.syntax import is_none, none_comparison
-from inplace_lint.facts.walk import nested_scope, own_nodes, walk
+from inplace_lint.facts.walk import nested_scope, own_nodes, per_node, walk
 
 
 def stored_params(init: cst.FunctionDef) -> dict[str, str]:
@@ -35,6 +35,7 @@ def stored_params(init: cst.FunctionDef) -> dict[str, str]:
     return {name: attr for name, (attr, _) in _stores(init).items()}
 
 
+@per_node
 def _stores(init: cst.FunctionDef) -> dict[str, tuple[str, bool]]:
     """Parameter -> (the attribute it is stored on, whether only where it is not None)."""
     params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}

@@ -24,7 +24,7 @@ import libcst as cst
 from inplace_lint.facts.constructed import _argument
 from inplace_lint.facts.names import assignment_targets, dotted_name
 from inplace_lint.facts.syntax import _orelse
-from inplace_lint.facts.walk import walk
+from inplace_lint.facts.walk import per_node, walk
 
 
 class _Unknown:
@@ -219,7 +219,8 @@ def holds_for_instances(
     return True
 
 
-def self_stores(func: cst.FunctionDef) -> set[str]:
+@per_node
+def self_stores(func: cst.FunctionDef) -> frozenset[str]:
     """The ``self.attr`` names ``func`` assigns (plainly, annotated or augmented), in its
     nested functions too."""
     found: set[str] = set()
@@ -228,7 +229,7 @@ def self_stores(func: cst.FunctionDef) -> set[str]:
             name = dotted_name(target) if isinstance(target, cst.Attribute) else None
             if name is not None and name.startswith("self.") and name.count(".") == 1:
                 found.add(name)
-    return found
+    return frozenset(found)
 
 
 def assigned_outside_init(cls: cst.ClassDef) -> frozenset[str]:

@@ -15,6 +15,9 @@ from functools import cache
 
 import libcst as cst
 
+T = typing.TypeVar("T")
+R = typing.TypeVar("R")
+
 
 @cache
 def _child_fields(kind: type) -> tuple[str, ...]:
@@ -237,3 +240,30 @@ class Walker:
                 stack.append((leave, item))
             if visit is None or visit(self, item) is not False:
                 stack.extend(reversed(children_of(item)))  # type: ignore[arg-type]
+
+
+#: results of ``per_node`` functions, by the node's identity (the node kept beside its result,
+#: so a recycled ``id`` is never mistaken for it); emptied when it grows past the bound
+_PER_NODE: dict[tuple[str, int], tuple[object, object]] = {}
+_PER_NODE_BOUND = 8192
+
+
+def per_node(fn: Callable[[T], R]) -> Callable[[T], R]:
+    """Cache a pure function of one syntax node by the node's identity: libcst nodes hash by
+    value, which would walk them whole (``stored_params`` and ``self_stores`` are asked
+    about the same method for every parameter and every other method)."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    def cached(node: T) -> R:
+        key = (name, id(node))
+        hit = _PER_NODE.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]  # type: ignore[return-value]
+        if len(_PER_NODE) > _PER_NODE_BOUND:
+            _PER_NODE.clear()
+        result = fn(node)
+        _PER_NODE[key] = (node, result)
+        return result
+
+    cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
+    return cached
