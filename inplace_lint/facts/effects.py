@@ -57,7 +57,7 @@ def step_effects(func: cst.FunctionDef, skip_first: bool) -> list[Effect]:
     index = {p.name.value: i for i, p in enumerate(params)}
     if not index and not skip_first:
         return []
-    rebound = bound_names(func)[0]
+    rebound: dict[str, int] | None = None  # counted once a step or backward is seen
     found: list[Effect] = []
     for stmt, call in _unconditional_calls(func.body.body):
         method = call.func
@@ -72,6 +72,8 @@ def step_effects(func: cst.FunctionDef, skip_first: bool) -> list[Effect]:
         if not isinstance(receiver, cst.Name) or receiver.value not in index:
             continue
         name = receiver.value
+        if rebound is None:
+            rebound = bound_names(func)[0]
         if rebound.get(name):
             continue
         retain = _retain(call, params, index) if kind == "backward" else False
