@@ -205,13 +205,7 @@ class Binder(AnalyzerBase):
         """In ``__init__``, a parameter stored on ``self`` that every construction passes
         the same same-file function for, by name or through the default
         (``radial_function=gaussian_radial_function``): that function."""
-        ctx = self.scope.ctx
-        cls = ctx.cls
-        if cls is None or ctx.name != "__init__" or ctx.node is None:
-            return None
-        attr = stored_params(ctx.node).get(name)
-        exprs = cls.constants.get(attr, ()) if attr is not None else ()
-        names = {e.value if isinstance(e, cst.Name) else None for e in exprs}
+        names = {e.value if isinstance(e, cst.Name) else None for e in self._given_exprs(name)}
         found = names.pop() if len(names) == 1 else None
         return found if found in self.functions else None
 
@@ -219,13 +213,7 @@ class Binder(AnalyzerBase):
         """In ``__init__``, a parameter stored on ``self`` that every construction passes the
         same torch function for (``act=torch.tanh``, or the constructing class's own
         ``self.tf_out_act`` that its ``__init__`` sets to one): that function's name."""
-        ctx = self.scope.ctx
-        cls = ctx.cls
-        if cls is None or ctx.name != "__init__" or ctx.node is None:
-            return None
-        attr = stored_params(ctx.node).get(name)
-        exprs = cls.constants.get(attr, ()) if attr is not None else ()
-        found = {self._torch_function_of(e) for e in exprs}
+        found = {self._torch_function_of(e) for e in self._given_exprs(name)}
         one = found.pop() if len(found) == 1 else None
         return one
 
@@ -245,6 +233,16 @@ class Binder(AnalyzerBase):
             return values.pop() if len(values) == 1 else None
         qualified = self.imports.qualify(expr)
         return qualified if qualified in self.table.functions else None
+
+    def _given_exprs(self, name: str) -> tuple[cst.BaseExpression, ...]:
+        """In ``__init__``, what every construction of the class passes for the parameter
+        ``name`` that ``__init__`` stores on ``self`` (``constructed.given_values``)."""
+        ctx = self.scope.ctx
+        cls = ctx.cls
+        if cls is None or ctx.name != "__init__" or ctx.node is None:
+            return ()
+        attr = stored_params(ctx.node).get(name)
+        return cls.constants.get(attr, ()) if attr is not None else ()
 
     def _given_module(self, name: str) -> Value | None:
         """In ``__init__``, a parameter every construction passes a module for, which
