@@ -388,11 +388,8 @@ class Expressions(AnalyzerBase):
         bound to the very tensor written (``update = exp_avg = state["exp_avg"]``) that is
         itself updated in place, so two update rules compound on one state."""
         return (
-            name != pending.written_name
-            and "." not in name
-            and len(values) == 1
-            and len(pending.written) == 1
-            and values[0] is pending.written[0]
+            len(pending.written) == 1
+            and pending.snapshot_read(name, values)
             and id(node) in self._updating_reads
         )
 

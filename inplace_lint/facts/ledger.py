@@ -269,9 +269,17 @@ class Pending:
     def snapshot_read(self, name: str, values: list[Any]) -> bool:
         """A read of a plain local name that holds the very tensor this state update wrote
         (``old_mean = self.mean`` before ``self.mean.mul_(...)``)."""
-        return (
-            name != self.written_name
-            and "." not in name
-            and len(values) == 1
-            and any(values[0] is v for v in self.written)
-        )
+        return holds_written(name, values, self.written_name, self.written)
+
+
+def holds_written(
+    name: str, values: list[Any], written_name: str | None, written: list[Any]
+) -> bool:
+    """``name`` is a plain local name other than ``written_name`` that holds one of the
+    ``written`` tensors itself (not a view of it, nor beside another value)."""
+    return (
+        name != written_name
+        and "." not in name
+        and len(values) == 1
+        and any(values[0] is v for v in written)
+    )

@@ -8,6 +8,7 @@ import libcst as cst
 
 from inplace_lint.facts import events as ev
 from inplace_lint.facts.ledger import Pending as _Pending
+from inplace_lint.facts.ledger import holds_written
 from inplace_lint.facts.model import FLOW, OWNED, Group, Kind, Value, Write
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.state import AnalyzerBase, _LoopFrame
@@ -220,8 +221,10 @@ class Writes(AnalyzerBase):
         # very tensor before the write to keep the old one (PopArt's ``old_mean =
         # self.mean``); a local tensor read again through an alias is stale either way
         state = scope.no_grad and (written_name is None or "." in written_name)
-        snapshot = state and self._snapshot_names(tensors, written_name)
-        pending.snapshot_only = bool(snapshot)
+        snapshot = state and any(
+            holds_written(name, values, written_name, tensors) for name, values in scope.env.items()
+        )
+        pending.snapshot_only = snapshot
         meant_to_share = (
             (write.hidden and not hidden_call)
             or write.shape_only  # ``squeeze_()``: a new shape, the same values
@@ -251,18 +254,6 @@ class Writes(AnalyzerBase):
         if pending.through_view and not write.elsewhere:
             meant_to_share = True
         return meant_to_share
-
-    def _snapshot_names(self, tensors: list[Value], written: str | None) -> list[str]:
-        """Plain local names other than ``written`` that hold one of ``tensors`` itself (not
-        a view of it), bound before the write."""
-        return [
-            name
-            for name, values in self.scope.env.items()
-            if name != written
-            and "." not in name
-            and len(values) == 1
-            and any(values[0] is t for t in tensors)
-        ]
 
     def _held_elsewhere(self, value: Value, name: str | None) -> bool:
         """Some name other than ``name`` holds a tensor of ``value``'s storage."""
