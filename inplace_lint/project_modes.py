@@ -18,6 +18,8 @@ import ast
 import warnings
 from collections.abc import Iterator
 
+from inplace_lint.facts.callmodes import grad_off_closure
+
 #: the context managers and decorators that turn grad off, by their dotted tail as written
 _OFF = frozenset(
     {
@@ -54,14 +56,7 @@ def call_modes(tree: ast.Module) -> dict[CallKey, set[bool]]:
     for key, caller, off in sites:
         if len(key) == 1:
             by_callee.setdefault(key[0], []).append((caller, off))
-    no_grad = set(decorated)
-    changed = True
-    while changed:  # a function of this file called only from grad-off code runs grad-off
-        changed = False
-        for name in by_callee.keys() - no_grad:
-            if all(off or caller in no_grad for caller, off in by_callee[name]):
-                no_grad.add(name)
-                changed = True
+    no_grad = grad_off_closure(by_callee, decorated)
     modes: dict[CallKey, set[bool]] = {}
     for key, caller, off in sites:
         modes.setdefault(key, set()).add(not (off or caller in no_grad))

@@ -84,6 +84,16 @@ def _call_modes(
     sites: dict[str, list[tuple[str, bool]]] = {}
     for callee, caller, off in calls:
         sites.setdefault(callee, []).append((caller, off))
+    no_grad = grad_off_closure(sites, decorated)
+    for callee, caller, off in calls:
+        modes.setdefault(callee, set()).add(not (off or caller in no_grad))
+    return modes
+
+
+def grad_off_closure(sites: dict[str, list[tuple[str, bool]]], decorated: set[str]) -> set[str]:
+    """The functions that run only with grad off: the ``decorated`` ones, and, to a fixed
+    point, those whose every call site (caller, lexically under no_grad) is grad-off or sits
+    in such a function."""
     no_grad = set(decorated)
     changed = True
     while changed:  # a helper called only from no-grad code runs without grad too
@@ -92,9 +102,7 @@ def _call_modes(
             if all(off or caller in no_grad for caller, off in sites[callee]):
                 no_grad.add(callee)
                 changed = True
-    for callee, caller, off in calls:
-        modes.setdefault(callee, set()).add(not (off or caller in no_grad))
-    return modes
+    return no_grad
 
 
 #: methods torch calls itself (``module(x)`` runs ``forward``): their explicit calls seen are
