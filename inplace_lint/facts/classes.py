@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -486,18 +486,27 @@ def collect_classes(
     return found
 
 
+def same_file_bases(cls: ClassFacts, classes: dict[str, ClassFacts]) -> Iterator[ClassFacts]:
+    """The same-file bases of ``cls``, nearest first (breadth first), each once."""
+    pending, seen = list(cls.bases), {cls.name}
+    while pending:
+        base = classes.get(pending.pop(0))
+        if base is None or base.name in seen:
+            continue
+        seen.add(base.name)
+        pending += base.bases
+        yield base
+
+
 def defining_class(name: str, method: str, classes: dict[str, ClassFacts]) -> str | None:
     """The same-file class whose ``method`` a ``name`` instance runs: ``name`` itself or its
     nearest same-file base that defines it; None where none does (or a base is not here)."""
-    pending, seen = [name], set()
-    while pending:
-        cls = classes.get(pending.pop(0))
-        if cls is None or cls.name in seen:
-            continue
-        seen.add(cls.name)
-        if method in cls.methods:
-            return cls.name
-        pending += cls.bases
+    cls = classes.get(name)
+    if cls is None:
+        return None
+    for candidate in (cls, *same_file_bases(cls, classes)):
+        if method in candidate.methods:
+            return candidate.name
     return None
 
 
@@ -506,18 +515,12 @@ def inherit_attributes(facts: ClassFacts, classes: dict[str, ClassFacts]) -> Non
     store on ``self`` (``class B(A)`` calling ``self.in_proj`` that ``A.__init__`` built),
     where its own methods store nothing of that name."""
     own = set(facts.modules) | facts.parameters | facts.buffers
-    pending, seen = list(facts.bases), {facts.name}
-    while pending:
-        base = classes.get(pending.pop(0))
-        if base is None or base.name in seen:
-            continue
-        seen.add(base.name)
+    for base in same_file_bases(facts, classes):
         for attr, spec in base.modules.items():
             if attr not in own:
                 facts.modules.setdefault(attr, spec)
         facts.parameters |= base.parameters - own - set(facts.modules)
         facts.buffers |= base.buffers - own - set(facts.modules)
-        pending += base.bases
 
 
 def collect_attributes(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inplace_lint.facts.classes import ClassFacts
+from inplace_lint.facts.classes import ClassFacts, same_file_bases
 from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.walk import own_nodes
 
@@ -26,19 +26,13 @@ def dispatching_inherited(cls: ClassFacts, classes: dict[str, ClassFacts]) -> li
     aside) that call a method ``cls`` overrides through ``self``."""
     found: list[cst.FunctionDef] = []
     names: set[str] = set(cls.methods)
-    pending, seen = list(cls.bases), {cls.name}
-    while pending:
-        base = classes.get(pending.pop(0))
-        if base is None or base.name in seen:
-            continue
-        seen.add(base.name)
+    for base in same_file_bases(cls, classes):
         for name, method in base.methods.items():
             if name in names or name == "__init__":
                 continue
             names.add(name)
             if _calls_on_self(method) & set(cls.methods):
                 found.append(method)
-        pending += base.bases
     return found
 
 
