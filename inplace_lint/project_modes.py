@@ -19,18 +19,12 @@ import warnings
 from collections.abc import Iterator
 
 from inplace_lint.facts.callmodes import grad_off_closure
+from inplace_lint.facts.op_extras import _ENABLE_GRAD, _NO_GRAD
 
-#: the context managers and decorators that turn grad off, by their dotted tail as written
-_OFF = frozenset(
-    {
-        "torch.no_grad",
-        "torch.inference_mode",
-        "torch.autograd.no_grad",
-        "no_grad",
-        "inference_mode",
-    }
-)
-_ON = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "enable_grad"})
+#: the context managers and decorators that turn grad off (on), as written: the qualified
+#: names the one-file analysis knows (``op_extras``) and their last parts, imported bare
+_OFF = _NO_GRAD | {name.rsplit(".", 1)[1] for name in _NO_GRAD}
+_ON = _ENABLE_GRAD | {name.rsplit(".", 1)[1] for name in _ENABLE_GRAD}
 
 #: (how the call is written: a plain name, or ``alias.name``) -> the grad modes of its calls
 CallKey = tuple[str, ...]
