@@ -646,9 +646,14 @@ class FixReport:
     held_back: int = 0
 
 
-def _run_views(results: Sequence[FileResult]) -> Callable[[int], ProjectView | None]:
-    """Each result's project view (``project.build_views`` over the run's files), built on the
-    first question: a run with nothing to fix or verify reads no file again."""
+def _run_views(
+    results: Sequence[FileResult], known: Mapping[str, ProjectView] | None
+) -> Callable[[int], ProjectView | None]:
+    """Each result's project view: from ``known`` (by displayed path) when the run's lint
+    built them, else ``project.build_views`` over the run's files on the first question (a
+    run with nothing to fix or verify reads no file again)."""
+    if known is not None:
+        return lambda index: known.get(results[index].path)
     built: list[dict[int, ProjectView]] = []
 
     def view(index: int) -> ProjectView | None:
@@ -660,11 +665,17 @@ def _run_views(results: Sequence[FileResult]) -> Callable[[int], ProjectView | N
 
 
 def fix_results(
-    results: Sequence[FileResult], config: Config, *, unsafe: bool, write: bool
+    results: Sequence[FileResult],
+    config: Config,
+    *,
+    unsafe: bool,
+    write: bool,
+    views: Mapping[str, ProjectView] | None = None,
 ) -> FixReport:
-    """Fix every file with findings; its result is replaced by the findings that remain."""
+    """Fix every file with findings; its result is replaced by the findings that remain
+    (``views``: the run's project views by displayed path, when already built)."""
     report = FixReport(results=[])
-    view = _run_views(results)
+    view = _run_views(results, views)
     for index, result in enumerate(results):
         if result.error is not None or not result.findings:
             report.results.append(result)
@@ -701,15 +712,19 @@ def fix_results(
 
 
 def verify_results(
-    results: Sequence[FileResult], config: Config, sources: Mapping[str, bytes] | None = None
+    results: Sequence[FileResult],
+    config: Config,
+    sources: Mapping[str, bytes] | None = None,
+    views: Mapping[str, ProjectView] | None = None,
 ) -> list[FileResult]:
     """``results`` with only the fixes that pass verification, for a report that offers them.
 
     Each file with a fix is read again (``sources`` holds what cannot be: standard input); a
-    file that cannot be read or decoded now keeps its findings without fixes.
+    file that cannot be read or decoded now keeps its findings without fixes. ``views``: the
+    run's project views by displayed path, when its lint built them.
     """
     checked = []
-    view = _run_views(results)
+    view = _run_views(results, views)
     for index, result in enumerate(results):
         if not any(f.fix is not None for f in result.findings):
             checked.append(result)

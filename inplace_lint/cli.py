@@ -16,6 +16,7 @@ from inplace_lint.checks import PARSE_ERROR
 from inplace_lint.config import Config, ConfigError, find_pyproject, load_config
 from inplace_lint.engine import FileResult, lint_bytes
 from inplace_lint.finding import Finding
+from inplace_lint.project import build_views
 from inplace_lint.report import FORMATS, render
 from inplace_lint.report.text import format_finding, statistics, summary
 from inplace_lint.runner import default_jobs, lint_files, open_cache
@@ -273,14 +274,18 @@ def _check(ns: argparse.Namespace) -> int:
     anchors = [Path(p) for p in ns.paths if p != "-"]
     cache = open_cache(config, anchors, ns.no_cache, ns.cache_dir)
     progress = Progress(len(pending), progress_wanted(ns.quiet))
+    views = build_views(pending)  # read once: the lint and the fixes' verification share it
     try:
         jobs = ns.jobs or default_jobs()
-        run.results.extend(lint_files(pending, config, jobs, cache, progress.advance))
+        run.results.extend(lint_files(pending, config, jobs, cache, progress.advance, views=views))
     finally:
         progress.close()
+    known = {pending[index][1]: view for index, view in views.items()}
     fixed: int | None = None
     if ns.fix or ns.diff:
-        report = fix_results(run.results, config, unsafe=ns.unsafe_fixes, write=not ns.diff)
+        report = fix_results(
+            run.results, config, unsafe=ns.unsafe_fixes, write=not ns.diff, views=known
+        )
         for message in report.errors:
             run.error(message)
         if report.dropped and not ns.quiet:
@@ -295,7 +300,7 @@ def _check(ns: argparse.Namespace) -> int:
             print(f"inplace-lint: {done}", file=sys.stderr)
     elif ns.format in ("json", "sarif", "lsp") or (ns.format == "text" and not ns.quiet):
         # these reports offer fixes (the text one counts them): only the verified ones
-        run.results = verify_results(run.results, config, run.stdin_data)
+        run.results = verify_results(run.results, config, run.stdin_data, known)
     findings: list[Finding] = []
     for result in run.results:
         if result.error is not None:

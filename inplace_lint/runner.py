@@ -105,14 +105,17 @@ def lint_files(
     cache: Cache | None = None,
     progress: Callable[[], None] | None = None,
     project: bool = True,
+    views: dict[int, ProjectView] | None = None,
 ) -> list[FileResult]:
     """Lint ``(path, display)`` pairs; results in the same order, whatever ``jobs`` is.
 
     ``progress`` is called once per file as its result arrives (cache hits included);
-    ``project``: the files are read together (``inplace_lint.project``), when several.
+    ``project``: the files are read together (``inplace_lint.project``), when several;
+    ``views``: those readings, when the caller already built them (``build_views(files)``).
     """
     results: list[FileResult | None] = [None] * len(files)
-    views = build_views(files) if project else {}
+    if views is None:
+        views = build_views(files) if project else {}
     keys: dict[int, tuple[str, _Stamp]] = {}
     todo: list[int] = []
     for index, (path, display) in enumerate(files):

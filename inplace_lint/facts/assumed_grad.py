@@ -28,7 +28,7 @@ from inplace_lint.facts.model import Kind, Value
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.summaries import may_write
-from inplace_lint.facts.walk import own_nodes, walk
+from inplace_lint.facts.walk import nodes_by_type, own_nodes
 
 
 class AssumedGrad(AnalyzerBase):
@@ -46,7 +46,7 @@ class AssumedGrad(AnalyzerBase):
     def _assumed_grad_pass(self, functions: list[cst.FunctionDef]) -> None:
         """Run each uncalled function with a write and a call again, assuming grad."""
         reported = {id(e.write.node) for e in self.facts.saved_overwrites}
-        named = Counter(n.value for n in walk(self.module) if type(n) is cst.Name)
+        named = Counter(n.value for n in nodes_by_type(self.module).get(cst.Name, ()))  # type: ignore[attr-defined]
         for func in functions:
             name = func.name.value
             called = named[name] > 1 or name in self.facts.called

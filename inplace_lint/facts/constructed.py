@@ -25,7 +25,7 @@ from inplace_lint.facts.classes import ClassFacts, ModuleResolver, assigned_pair
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import assignment_targets, self_attribute
 from inplace_lint.facts.syntax import is_none, none_comparison
-from inplace_lint.facts.walk import nested_scope, own_nodes, per_node, walk
+from inplace_lint.facts.walk import nested_scope, nodes_by_type, own_nodes, per_node, walk
 
 
 def stored_params(init: cst.FunctionDef) -> dict[str, str]:
@@ -254,7 +254,9 @@ def attribute_stores(module: cst.Module) -> Counter[str]:
     ``model.head.inplace = True``), anywhere: an attribute stored once, in ``__init__``,
     holds what the constructions gave it."""
     stores: Counter[str] = Counter()
-    for node in walk(module):
+    by_type = nodes_by_type(module)
+    assignments = [*by_type.get(cst.Assign, ()), *by_type.get(cst.AugAssign, ())]
+    for node in assignments + by_type.get(cst.AnnAssign, []):
         for target in assignment_targets(node):
             for part in walk(target):
                 if isinstance(part, cst.Attribute):
@@ -272,8 +274,8 @@ def constructed_strings(
     inits = {c.name: c.methods["__init__"] for c in classes.values() if "__init__" in c.methods}
     calls = [
         n
-        for n in walk(module)
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in inits
+        for n in nodes_by_type(module).get(cst.Call, ())
+        if isinstance(n.func, cst.Name) and n.func.value in inits  # type: ignore[attr-defined]
     ]
     found: dict[str, dict[str, str]] = {}
     for name, init in inits.items():

@@ -27,7 +27,7 @@ from inplace_lint.facts.classes import literal_bool
 from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.syntax import bound_names
-from inplace_lint.facts.walk import nested_scope, walk
+from inplace_lint.facts.walk import own_nodes
 
 #: the methods replayed at a call site: a backward point and an optimizer step
 _STEPS = ("backward", "step")
@@ -127,21 +127,22 @@ def attribute_writes(func: cst.FunctionDef, table: OpTable) -> list[AttributeWri
     """The in-place writes of a method to attributes of ``self``, in source order."""
     found: list[AttributeWrite] = []
     stmt: cst.CSTNode = func
-    for node in walk(func.body, skip=nested_scope):
-        if isinstance(node, cst.SimpleStatementLine):
+    for node in own_nodes(func):
+        kind = type(node)  # libcst's node classes have no subclasses
+        if kind is cst.SimpleStatementLine:
             stmt = node
-        elif isinstance(node, cst.Assign):
-            for target in node.targets:
+        elif kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
                 attr = _self_root(target.target, table) if _is_item(target.target) else None
                 if attr is not None:
                     found.append(AttributeWrite(attr, target.target, stmt, "subscript assignment"))
-        elif isinstance(node, cst.AugAssign):
-            attr = _self_root(node.target, table)
+        elif kind is cst.AugAssign:
+            attr = _self_root(node.target, table)  # type: ignore[attr-defined]
             if attr is not None:
                 what = "augmented assignment"
-                found.append(AttributeWrite(attr, node.target, stmt, what, augmented=True))
-        elif isinstance(node, cst.Call):
-            found += _call_writes(node, stmt, table)
+                found.append(AttributeWrite(attr, node.target, stmt, what, augmented=True))  # type: ignore[attr-defined]
+        elif kind is cst.Call:
+            found += _call_writes(node, stmt, table)  # type: ignore[arg-type]
     return found
 
 
@@ -192,7 +193,7 @@ def updates_param_groups(func: cst.FunctionDef, table: OpTable) -> bool:
     of it is a parameter update like ``step()``."""
     groups: set[str] = set()
     params: set[str] = set()
-    for node in walk(func.body, skip=nested_scope):
+    for node in own_nodes(func):
         if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
             iterated = node.iter
             if self_attribute(iterated) == "param_groups":

@@ -53,10 +53,11 @@ def self_attribute(node: cst.BaseExpression | None) -> str | None:
 def assignment_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """What an assignment statement binds: every target of ``a = b = v``, the one of
     ``a: T = v`` or ``a += v``; nothing for any other node."""
-    if isinstance(node, cst.Assign):
-        return [t.target for t in node.targets]
-    if isinstance(node, cst.AugAssign | cst.AnnAssign):
-        return [node.target]
+    kind = type(node)  # libcst's node classes have no subclasses
+    if kind is cst.Assign:
+        return [t.target for t in node.targets]  # type: ignore[attr-defined]
+    if kind is cst.AugAssign or kind is cst.AnnAssign:
+        return [node.target]  # type: ignore[attr-defined]
     return []
 
 

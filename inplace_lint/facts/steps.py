@@ -62,7 +62,7 @@ from inplace_lint.facts.model import (
 )
 from inplace_lint.facts.op_extras import _RENORM_LOOKUPS
 from inplace_lint.facts.state import AnalyzerBase, _Scope
-from inplace_lint.facts.walk import walk
+from inplace_lint.facts.walk import nodes_by_type
 
 Args = list[tuple[str, cst.Arg, list[Value]]]
 
@@ -74,8 +74,8 @@ class Steps(AnalyzerBase):
     def _constructions(self) -> dict[str, int]:
         """How many times the file calls each same-file class (``GAN()``)."""
         counts: dict[str, int] = {}
-        for node in walk(self.module):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        for node in nodes_by_type(self.module).get(cst.Call, ()):
+            if isinstance(node.func, cst.Name):  # type: ignore[attr-defined]
                 name = node.func.value
                 if name in self.classes:
                     counts[name] = counts.get(name, 0) + 1

@@ -505,16 +505,24 @@ def conditionally_copied(func: cst.FunctionDef, imports: ImportTable) -> frozens
     return frozenset(found)
 
 
+#: The node types that bind names, and the field holding their target (libcst's node
+#: classes have no subclasses, so a lookup by exact type stands for ``isinstance``).
+_BINDING_FIELDS: dict[type, str] = {
+    cst.AssignTarget: "target",
+    cst.AugAssign: "target",
+    cst.AnnAssign: "target",
+    cst.For: "target",
+    cst.CompFor: "target",
+    cst.AsName: "name",
+    cst.NamedExpr: "target",
+}
+
+
 def binding_target(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The target through which ``node`` binds names (``x = ``, ``x += ``, ``x: T``,
     ``for x in``, a comprehension's ``for x in``, ``as x``, ``x :=``), or None."""
-    if isinstance(node, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For | cst.CompFor):
-        return node.target
-    if isinstance(node, cst.AsName):
-        return node.name
-    if isinstance(node, cst.NamedExpr):
-        return node.target
-    return None
+    field = _BINDING_FIELDS.get(type(node))
+    return getattr(node, field) if field is not None else None
 
 
 def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set[str]]:
@@ -532,13 +540,14 @@ def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set
         elif isinstance(target, cst.StarredElement):
             count(target.value)
 
+    fields = _BINDING_FIELDS
     for node in walk(root, skip=nested_scope):
-        unbound = isinstance(node, cst.CompFor) or (
-            isinstance(node, cst.AnnAssign) and node.value is None
-        )
-        target = None if unbound else binding_target(node)
-        if target is not None:
-            count(target)
+        kind = type(node)
+        if kind not in fields or kind is cst.CompFor:
+            continue
+        if kind is cst.AnnAssign and node.value is None:  # type: ignore[attr-defined]
+            continue
+        count(getattr(node, fields[kind]))
     declared = {
         item.name.value
         for node in walk(root, skip=is_expression)

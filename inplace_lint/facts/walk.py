@@ -75,8 +75,10 @@ def _is_node_type(kind: type) -> bool:
     return issubclass(kind, cst.CSTNode) and not issubclass(kind, _TRIVIA)
 
 
-#: While set (inside :func:`shared_children`), each node's children are listed only once.
-_shared: dict[int, list[cst.CSTNode]] | None = None
+#: While set (inside :func:`shared_children`), each node's children are listed only once
+#: (by node id; negative ids and tuple keys hold the per-root lists of :func:`own_nodes` and
+#: :func:`nodes_by_type`).
+_shared: dict[typing.Any, typing.Any] | None = None
 
 
 @contextmanager
@@ -203,6 +205,29 @@ def own_nodes(func: cst.FunctionDef) -> list[cst.CSTNode]:
     found = cache.get(key)
     if found is None:
         found = cache[key] = list(walk(func.body, skip=nested_scope))
+    return found
+
+
+def nodes_by_type(root: cst.CSTNode) -> dict[type, list[cst.CSTNode]]:
+    """Every node under ``root`` (itself included) by its exact type, each list in source
+    order: one walk for the many passes that look for one kind of node over a whole module
+    (cached like children inside :func:`shared_children`)."""
+    cache = _shared
+    key = ("types", id(root))
+    if cache is not None:
+        found = cache.get(key)
+        if found is not None:
+            return found
+    found = {}
+    for node in walk(root):
+        kind = type(node)
+        nodes = found.get(kind)
+        if nodes is None:
+            found[kind] = [node]
+        else:
+            nodes.append(node)
+    if cache is not None:
+        cache[key] = found
     return found
 
 
