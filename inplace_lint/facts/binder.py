@@ -195,6 +195,9 @@ class Binder(AnalyzerBase):
                     value.grad = 0  # every call seen so far passes a tensor without grad
                 else:
                     value.grad = max([value.grad, *recorded])
+                certain = self.arg_certain.get(key, {})
+                if any(certain.get(k) for k in (position, name)):
+                    value.grad_assumed = False  # some call passes a tensor known to need grad
                 sure = self.arg_sure.get(key, {})
                 if any(sure.get(k) for k in (position, name)):
                     value.sure = True  # every call seen so far passes a sure tensor
@@ -283,7 +286,9 @@ class Binder(AnalyzerBase):
         grad = 2 if ctx.cls is not None and ctx.cls.is_module else 1
         if _INTEGER_NAME.fullmatch(name):
             grad = 0  # token ids, masks, labels, positions: integer or bool, never differentiated
-        return new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
+        value = new_value(Kind.TENSOR, name, origin="arg", arg_name=name, sure=sure, grad=grad)
+        value.grad_assumed = grad == 2
+        return value
 
     def _annotated_tuple(self, name: str, annotation: cst.BaseExpression | None) -> Value | None:
         """``x_in: tuple[Tensor, Optional[Tensor], int]``: a tuple whose positions the

@@ -255,6 +255,8 @@ class Calls(AnalyzerBase):
                 grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
                 sure = self.arg_sure.setdefault(grads_key, {})  # every call: a sure tensor
                 sure[key] = sure.get(key, True) and all(v.sure for v in tensors)
+                if any(v.grad == 2 and not v.grad_assumed for v in tensors):
+                    self.arg_certain.setdefault(grads_key, {})[key] = True
         self._note_passed_optimizers(callee, keyed)
 
     def _apply_mutations(

@@ -166,6 +166,7 @@ class Expressions(AnalyzerBase):
         if value.kind is Kind.TENSOR and advanced:
             # gathered by a tensor, list or mask index: a new tensor, never a view
             copy = new_value(Kind.TENSOR, grad=value.grad, sure=value.sure)
+            copy.grad_assumed = value.grad_assumed
             copy.hist |= value.hist
             return [copy]
         if value.kind is Kind.TENSOR:
@@ -723,6 +724,7 @@ class Expressions(AnalyzerBase):
             sure=any(v.sure for v in lt + rt),
             grad=self._grad_of(lt + rt),
         )
+        result.grad_assumed = self._assumed_of(lt + rt)
         for value in lt + rt:
             result.hist |= value.hist
         if isinstance(operator, cst.Divide):

@@ -134,6 +134,7 @@ class Inline(AnalyzerBase):
             {key: set(modes) for key, modes in self.sequential_calls.items()},
             dict(self.class_values),
             {name: dict(keys) for name, keys in self.arg_sure.items()},
+            {name: dict(keys) for name, keys in self.arg_certain.items()},
         )
 
     def _restore_call_tables(self, tables: tuple[dict, ...]) -> None:
@@ -143,6 +144,7 @@ class Inline(AnalyzerBase):
             self.sequential_calls,
             self.class_values,
             self.arg_sure,
+            self.arg_certain,
         ) = tables
 
     def _inlinable(self, func: cst.FunctionDef) -> int | None:

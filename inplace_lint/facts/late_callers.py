@@ -7,8 +7,14 @@ grad. ``mitigator(embeddings, direction)`` in ``main`` passing a tensor that req
 ``LinearBiasMitigator.__call__``, whose ``direction /= torch.linalg.norm(direction)`` then
 overwrites what ``norm`` saved, is found only when the method is read with that fact.
 
+A module's methods bind their tensor parameters as requiring grad, by assumption
+(``Value.grad_assumed``): an op keeps a tensor for such a parameter's gradient only once a
+call is seen passing one known to need grad, which a later method's call may show
+(``forward`` passing ``key_fc``'s output to ``self._query``).
+
 After the plain functions, each such method that some call passed a tensor requiring grad
-(``arg_grads``, keyed ``Class.method``) is run once more in a scratch ``Facts``
+(``arg_grads``, keyed ``Class.method``; for a module's method, ``arg_certain``) is run once
+more in a scratch ``Facts``
 (``AssumedGrad._scratch_run``; its parameters bind the recorded grads, as a plain function's
 do), and its new saved-for-backward overwrites are kept. Limits: only those overwrites (what
 the first run found stays as it was); calls through an instance of unknown class reach a
@@ -28,11 +34,16 @@ class LateCallers(AnalyzerBase):
         """Run again each plain-class method a call passed a tensor requiring grad."""
         reported = {id(e.write.node) for e in self.facts.saved_overwrites}
         for cls in list(self.classes.values()):
-            if cls.is_module or cls.is_function or cls.is_optimizer:
+            if cls.is_function or cls.is_optimizer:
                 continue
             for name, method in cls.methods.items():
-                grads = self.arg_grads.get(f"{cls.name}.{name}", {})
-                if name == "__init__" or 2 not in grads.values():
+                key = f"{cls.name}.{name}"
+                if cls.is_module:  # bound with grad already: run again where the grad of a
+                    # parameter was assumed and a later call passes one known to need it
+                    passed = any(self.arg_certain.get(key, {}).values())
+                else:
+                    passed = 2 in self.arg_grads.get(key, {}).values()
+                if name == "__init__" or not passed:
                     continue
                 if not writes_after_calls(method, self.table):
                     continue

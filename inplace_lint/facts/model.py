@@ -164,6 +164,11 @@ class Value:
     group: Group
     sure: bool = True  # for tensors: known to be a tensor, not just possibly one
     grad: int = 1  # requires grad: 0 no, 1 maybe, 2 yes
+    #: grad 2 only by assumption: a module method's own tensor parameter, which no call in
+    #: the file passes a tensor known to require grad (a graph operator or a mask passed
+    #: beside the features is as likely as an activation); not enough to say that an op
+    #: keeps its other operand for this one's gradient
+    grad_assumed: bool = False
     leaf: bool = False
     origin: str = (
         ""  # "arg", "grad_output", "saved", OWNED, "fn_input", "def", INSTANCE_ORIGIN or ""

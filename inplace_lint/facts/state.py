@@ -339,6 +339,9 @@ class AnalyzerBase:
         #: function name -> argument position or keyword -> every call seen passes a tensor
         #: known to be one there (not a value that may be a Python number)
         self.arg_sure: dict[str, dict[int | str, bool]] = {}
+        #: function name -> argument position or keyword -> some call passes a tensor that
+        #: requires grad by more than assumption (``Value.grad_assumed``)
+        self.arg_certain: dict[str, dict[int | str, bool]] = {}
 
     def _start_kept_graphs(self) -> None:
         #: (class, attribute) -> the tensors a method left there, carrying saves (a graph
@@ -471,6 +474,13 @@ class AnalyzerBase:
             value.hist |= item.hist
         return value
 
+    def _assumed_of(self, inputs: Iterable[Value]) -> bool:
+        """Whether the tensors among ``inputs`` that require grad all do so by assumption
+        only (``Value.grad_assumed``): so does what a torch op makes of them (not what an
+        unknown callable does, which may hold parameters of its own)."""
+        needing = [v for v in self._flatten(inputs) if v.kind is Kind.TENSOR and v.grad == 2]
+        return bool(needing) and all(v.grad_assumed for v in needing)
+
     @functools.cached_property
     def _method_owners(self) -> dict[str, str]:
         """Method name -> the one same-file plain class (no module, Function or optimizer)
@@ -562,6 +572,7 @@ class AnalyzerBase:
             group=value.group,
             sure=value.sure,
             grad=value.grad,
+            grad_assumed=value.grad_assumed,
             leaf=value.leaf,
             origin=value.origin,
             arg_name=value.arg_name,

@@ -335,6 +335,7 @@ class Statements(AnalyzerBase):
                 self._assign(inner, [self._part(v) for v in values], None)  # ``q, k = x.chunk(2)``
                 continue
             derived = self._unknown(inputs=values)
+            derived.grad_assumed = self._assumed_of(values)  # parts of what was assumed
             if any(v.kind is Kind.TENSOR and v.sure for v in values):
                 derived.sure = True  # ``values, indices = torch.sort(x)``: tensors both
             if values and all(v.origin == "saved" for v in values):

@@ -123,6 +123,7 @@ class TorchSemantics(AnalyzerBase):
         if method == "clone":
             value = self._unknown(inputs=receiver, sure=True)
             value.grad = self._grad_of(receiver)
+            value.grad_assumed = self._assumed_of(receiver)
             return [value]
         if self.table.inplace_call(method, node.args):
             return self._inplace_method(node, func, method, receiver, args)
@@ -142,6 +143,7 @@ class TorchSemantics(AnalyzerBase):
             inputs=inputs, sure=info is not None or any(v.sure for v in receiver)
         )
         result.grad = 0 if info is not None and info.detached else self._grad_of(inputs)
+        result.grad_assumed = info is not None and self._assumed_of(inputs)
         if info is not None and info.detached:
             result.hist = set()  # ``argmax``, ``eq``: no graph, so no saved tensor behind it
         if info is not None:
@@ -161,6 +163,7 @@ class TorchSemantics(AnalyzerBase):
         if cast and tensors and all(v.dtype and v.dtype != cast for v in tensors):
             copy = self._unknown(inputs=receiver, sure=True)  # ``(a / b).long()``
             copy.grad, copy.dtype = self._grad_of(receiver), cast
+            copy.grad_assumed = self._assumed_of(receiver)
             return [copy]
         out = [self._view(v) for v in receiver]
         for view, base in zip(out, receiver, strict=True):
@@ -271,19 +274,43 @@ class TorchSemantics(AnalyzerBase):
                 continue
             values = tensor_params.get(name, [])
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
-            if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
-                continue  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
-            # kept for another input's gradient only when that input is a tensor: a value
-            # not known to be one (``w`` of ``h, w = orig_hw``) may be a Python number
-            sure_others = [v for v in others if v.sure or self._evident_arg(v)]
-            for_others = bool(others) and self._grad_of(sure_others) == 2
-            own = not others and self._grad_of(values) == 2
-            if name in info.saves_alone and self._grad_of(values) == 2:
-                own = not for_others  # kept for its own gradient (``gather``'s input)
-            if not (for_others or own):
+            if not name.startswith("*"):
+                alone = name in info.saves_alone
+                self._save_operand(values, others, alone, op, node, results)
                 continue
-            for value in values:
-                self._save(value, op, node, "input", results, own=own)
+            # ``einsum(eq, a, b)``: each operand of a star parameter is one input, kept for the
+            # others' gradients (the table's probe gave them grad together: no own saves told)
+            for index, value in enumerate(values):
+                rest = [*values[:index], *values[index + 1 :], *others]
+                self._save_operand([value], rest, False, op, node, results)
+
+    def _save_operand(
+        self,
+        values: list[Value],
+        others: list[Value],
+        alone: bool,
+        op: str,
+        node: cst.CSTNode,
+        results: list[Value],
+    ) -> None:
+        """Save ``values`` (one parameter's tensors) where the op keeps them: for the
+        gradient of ``others`` that need grad, or for their own (``alone``: the table says
+        the op keeps that input when it alone needs grad)."""
+        if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
+            return  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
+        # kept for another input's gradient only when that input is a tensor (a value not
+        # known to be one, ``w`` of ``h, w = orig_hw``, may be a Python number) known to
+        # need grad: torch saves an operand only for the gradients it computes, and an
+        # assumed one (``L @ x`` with a Laplacian passed beside the features) may need none
+        sure_others = [v for v in others if (v.sure or self._evident_arg(v)) and not v.grad_assumed]
+        for_others = bool(others) and self._grad_of(sure_others) == 2
+        own = not others and self._grad_of(values) == 2
+        if alone and self._grad_of(values) == 2:
+            own = not for_others  # kept for its own gradient (``gather``'s input)
+        if not (for_others or own):
+            return
+        for value in values:
+            self._save(value, op, node, "input", results, own=own)
 
     def _save(
         self,
@@ -455,36 +482,7 @@ class TorchSemantics(AnalyzerBase):
             return self._torch_inplace(qualified, node, args, info, inplace_mode, inputs)
         out_values = [v for kw, _, vs in args if kw == "out" for v in vs]
         if out_values:
-            out_node = next(arg.value for kw, arg, _ in args if kw == "out")
-            write = self._write(
-                out_values,
-                node,
-                f"`{short_name(qualified)}(..., out=)`",
-                extra=inputs,
-                target_node=out_node,
-            )
-            if write is not None:
-                self._inplace_results[id(node)] = write
-                given = [v for v in inputs if all(v is not o for o in out_values)]
-                sure = all(
-                    v.kind is Kind.TENSOR and v.sure and v.origin != "arg" for v in out_values
-                )
-                evident = [v for v in given if not self._grad_guessed(v)]
-                differentiable = info is None or not info.detached  # not ``nonzero``'s
-                if (
-                    sure
-                    and differentiable
-                    and not self.scope.no_grad
-                    and self._grad_of(evident) == 2
-                ):
-                    # torch refuses it at once: 'functions with out=... arguments don't
-                    # support automatic differentiation, but one of the arguments requires
-                    # grad' (an ``out=`` leaf that requires grad is IPL003's); not for an
-                    # ``out`` the caller gives (``out=None`` by default, given on a path whose
-                    # inputs the caller correlates with it: the grad is not known there), nor
-                    # for inputs computed by a parameter taken for a model (a solver's
-                    # ``matmul_closure(v)``), whose grad is a guess where torch fails loudly
-                    self.facts.multi_view_writes.append(ev.MultiViewWrite(write, ev.OUT_GRAD))
+            self._out_write(qualified, node, args, info, inputs, out_values)
             return out_values
         if info is not None and info.view and first:
             tensors = [v for v in first if v.kind is Kind.TENSOR]
@@ -496,6 +494,7 @@ class TorchSemantics(AnalyzerBase):
             return first
         result = self._unknown(inputs=inputs, sure=True)
         result.grad = 0 if info is not None and info.detached else self._grad_of(inputs)
+        result.grad_assumed = self._assumed_of(inputs)  # a torch function: its inputs' grad
         if info is not None and info.detached:
             result.hist = set()  # ``argmax``, ``eq``: no graph, so no saved tensor behind it
         if (
@@ -513,6 +512,41 @@ class TorchSemantics(AnalyzerBase):
                 patched, self._bind_args(info, None, args), [result], node, short_name(qualified)
             )
         return [result]
+
+    def _out_write(
+        self,
+        qualified: str,
+        node: cst.Call,
+        args: list[tuple[str, cst.Arg, list[Value]]],
+        info: OpInfo | None,
+        inputs: list[Value],
+        out_values: list[Value],
+    ) -> None:
+        """``torch.f(..., out=t)``: a write to ``t``, refused by torch at once where an input
+        requires grad."""
+        out_node = next(arg.value for kw, arg, _ in args if kw == "out")
+        write = self._write(
+            out_values,
+            node,
+            f"`{short_name(qualified)}(..., out=)`",
+            extra=inputs,
+            target_node=out_node,
+        )
+        if write is not None:
+            self._inplace_results[id(node)] = write
+            given = [v for v in inputs if all(v is not o for o in out_values)]
+            sure = all(v.kind is Kind.TENSOR and v.sure and v.origin != "arg" for v in out_values)
+            evident = [v for v in given if not self._grad_guessed(v)]
+            differentiable = info is None or not info.detached  # not ``nonzero``'s
+            if sure and differentiable and not self.scope.no_grad and self._grad_of(evident) == 2:
+                # torch refuses it at once: 'functions with out=... arguments don't
+                # support automatic differentiation, but one of the arguments requires
+                # grad' (an ``out=`` leaf that requires grad is IPL003's); not for an
+                # ``out`` the caller gives (``out=None`` by default, given on a path whose
+                # inputs the caller correlates with it: the grad is not known there), nor
+                # for inputs computed by a parameter taken for a model (a solver's
+                # ``matmul_closure(v)``), whose grad is a guess where torch fails loudly
+                self.facts.multi_view_writes.append(ev.MultiViewWrite(write, ev.OUT_GRAD))
 
     def _grad_guessed(self, value: Value) -> bool:
         """``value`` was computed through a parameter called like a function, taken for a
