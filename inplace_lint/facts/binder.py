@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from inplace_lint.facts.callables import function_value
+from inplace_lint.facts.classes import given_parameters
 from inplace_lint.facts.conditions import Key
 from inplace_lint.facts.constructed import init_assignments, stored_params
 from inplace_lint.facts.containers import container_params
@@ -186,6 +187,8 @@ class Binder(AnalyzerBase):
                 self.scope.first_input = value
             if ctx.role == "forward" and not param.star:
                 self.scope.forward_inputs.append((position, name, value))
+            if value.kind is Kind.TENSOR and value.grad == 1 and self._given_parameter(name):
+                value.grad = 2  # every construction passes a parameter (``self.locs``)
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 self._assume_grad(name, value)
                 key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
@@ -246,6 +249,12 @@ class Binder(AnalyzerBase):
             return ()
         attr = stored_params(ctx.node).get(name)
         return cls.constants.get(attr, ()) if attr is not None else ()
+
+    def _given_parameter(self, name: str) -> bool:
+        """In ``__init__``, a parameter stored on ``self`` that every construction passes an
+        ``nn.Parameter`` for (its own, or the constructing class's ``self.locs`` that its
+        ``__init__`` sets once to one): a tensor that requires grad."""
+        return given_parameters(self._given_exprs(name), self.imports)
 
     def _given_module(self, name: str) -> Value | None:
         """In ``__init__``, a parameter every construction passes a module for, which

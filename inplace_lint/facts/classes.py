@@ -11,6 +11,7 @@ import libcst as cst
 from inplace_lint.facts.call_shapes import constructs_unknown_class
 from inplace_lint.facts.model import ModuleSpec
 from inplace_lint.facts.names import ImportTable, dotted_name
+from inplace_lint.facts.op_extras import _NN_TENSOR_CLASSES
 from inplace_lint.facts.ops import OpTable
 from inplace_lint.facts.sequential_subclass import SEQUENTIAL, sequential_init
 from inplace_lint.facts.walk import is_expression, own_nodes, walk
@@ -155,6 +156,8 @@ class ModuleResolver:
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
         info = self.table.modules.get(qualname)
         if info is None:
+            if qualname in _NN_TENSOR_CLASSES:
+                return None  # ``nn.Parameter(...)``: a tensor
             if qualname.startswith("torch.nn.") and qualname[len("torch.nn.") :][:1].isupper():
                 return ModuleSpec(qualname=qualname, node=expr)
             return None
@@ -728,6 +731,18 @@ def _record_register(facts: ClassFacts, call: cst.Call) -> None:
     facts.parameters.add(attr)
 
 
+def given_parameters(exprs: tuple[cst.BaseExpression, ...], imports: ImportTable) -> bool:
+    """What every construction passes for one ``__init__`` parameter (``constants``) is an
+    ``nn.Parameter`` that requires grad each time (a constructing module's ``self.locs``,
+    resolved to its ``__init__``'s ``nn.Parameter(...)``)."""
+    return bool(exprs) and all(
+        isinstance(e, cst.Call)
+        and imports.qualify(e.func) == "torch.nn.Parameter"
+        and _requires_grad(e)
+        for e in exprs
+    )
+
+
 def _requires_grad(call: cst.Call) -> bool:
     """False for ``nn.Parameter(t, requires_grad=False)`` (by keyword or as the second
     positional argument), True otherwise."""
@@ -762,38 +777,3 @@ def _not_statement_level(node: cst.CSTNode) -> bool:
     """Nested functions, and expressions: ``self.x = ...`` and ``self.register_buffer(...)``
     are statements (a call is looked at where it is the whole statement)."""
     return type(node) is cst.FunctionDef or is_expression(node)
-
-
-def subclasses(classes: dict[str, ClassFacts], name: str) -> list[ClassFacts]:
-    """The same-file classes derived from class ``name``, directly or not."""
-    found: list[ClassFacts] = []
-    frontier = {name}
-    while frontier:
-        derived = [c for c in classes.values() if frontier & set(c.bases) and c not in found]
-        found.extend(derived)
-        frontier = {c.name for c in derived}
-    return found
-
-
-def abstract(func: cst.FunctionDef) -> bool:
-    """A method left to subclasses: its body only raises ``NotImplementedError`` (or is
-    ``...`` / ``pass``), after an optional docstring."""
-    body = list(func.body.body)
-    if (
-        body
-        and isinstance(body[0], cst.SimpleStatementLine)
-        and isinstance(body[0].body[0], cst.Expr)
-        and isinstance(body[0].body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    ):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
-        return False
-    small = body[0].body[0]
-    if isinstance(small, cst.Pass) or (
-        isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis)
-    ):
-        return True
-    if not isinstance(small, cst.Raise) or small.exc is None:
-        return False
-    raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
-    return isinstance(raised, cst.Name) and raised.value == "NotImplementedError"

@@ -690,7 +690,8 @@ class Expressions(AnalyzerBase):
         cls = self.classes.get(module.module.user_class or "") if module.module else None
         if cls is not None and attr in cls.buffers:
             return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
-        grad = 0 if module.group.is_frozen() else 2  # ``requires_grad_(False)`` froze it
+        frozen = module.group.is_frozen() or attr in module.group.frozen_attributes
+        grad = 0 if frozen else 2  # ``requires_grad_(False)`` froze it
         if cls is not None and attr in cls.parameters:
             # one of the owner's parameters: a write to it is not a write to its submodules
             group = self._owned_group(module, attr)

@@ -27,7 +27,8 @@ from dataclasses import replace
 import libcst as cst
 
 from inplace_lint.facts import events as ev
-from inplace_lint.facts.classes import ClassFacts, abstract, subclasses
+from inplace_lint.facts.class_hierarchy import abstract, subclasses
+from inplace_lint.facts.classes import ClassFacts
 from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.state import AnalyzerBase, _Scope
 from inplace_lint.facts.walk import own_nodes

@@ -75,6 +75,9 @@ class Group:
     tensor: bool = False
     #: a module's parameters: ``module.requires_grad_(False)`` froze them (they need no grad)
     frozen: bool = False
+    #: a module's own tensors frozen one by one (``self.embedding.weight.requires_grad =
+    #: False``): their attribute names, seen by every method through the cached module
+    frozen_attributes: set[str] = field(default_factory=set)
     writes: list[tuple[int, Any]] = field(default_factory=list)
     hidden_writes: list[tuple[int, Any]] = field(default_factory=list)
     #: write id -> the path on which the write reaches this group, where it is narrower than

@@ -14,6 +14,14 @@ _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.n
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 
 
+#: ``torch.nn`` classes that make tensors, not modules: the generator probes modules (a
+#: capitalized ``torch.nn`` name it has no entry for is taken for a module it could not build).
+_NN_TENSOR_CLASSES = frozenset(
+    {"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter"}
+    | {"torch.nn.UninitializedBuffer"}
+)
+
+
 #: Checkpointing re-runs a function in backward: Python-level control flow, not an op.
 _CHECKPOINT = frozenset(
     {"torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"}

@@ -24,6 +24,7 @@ from inplace_lint.facts.classes import (
     ModuleResolver,
     collect_attributes,
     collect_classes,
+    given_parameters,
     inherit_attributes,
 )
 from inplace_lint.facts.conditions import Key
@@ -378,6 +379,9 @@ class AnalyzerBase:
         for facts in self.classes.values():
             collect_attributes(facts, self.resolver, self._fixed_lists, passed.get(facts.name))
             facts.constants = given_values(facts, given.get(facts.name, {}))
+            for attr, exprs in facts.constants.items():  # ``self.locs = locs``, given one
+                if attr not in facts.modules and given_parameters(exprs, self.imports):
+                    facts.parameters.add(attr)
             facts.strings = strings.get(facts.name, {})
         for facts in self.classes.values():
             inherit_attributes(facts, self.classes)

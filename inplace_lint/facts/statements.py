@@ -434,6 +434,12 @@ class Statements(AnalyzerBase):
         in ``for p in module.parameters()`` it freezes the module, as ``requires_grad_``."""
         base = self._eval(owner)
         flag = literal_bool(source) if source is not None else None
+        if isinstance(owner, cst.Attribute) and flag is not None:
+            for module in self._eval(owner.value):  # ``self.embedding.weight``: the module's
+                if module.kind is Kind.MODULE and flag:
+                    module.group.frozen_attributes.discard(owner.attr.value)
+                elif module.kind is Kind.MODULE:
+                    module.group.frozen_attributes.add(owner.attr.value)
         for value in base:
             if value.kind is not Kind.TENSOR:
                 continue
