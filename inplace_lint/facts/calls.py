@@ -157,6 +157,7 @@ class Calls(AnalyzerBase):
             values = self._eval(arg.value)
             if arg.star:
                 values = self._flatten(values)
+            self._forget_items(values)
             out.append((keyword, arg, values))
         return out
 
@@ -437,6 +438,7 @@ class Calls(AnalyzerBase):
             return early
         self._note_reader(method, func.value, node)
         receiver = self._not_tensors(method, self._eval(func.value), node)
+        self._forget_items(receiver)  # ``xs.insert(0, v)``, ``xs.pop()``: positions move
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             return self._own_method(node, method)
         if isinstance(func.value, cst.Name) and func.value.value == "ctx":

@@ -37,6 +37,7 @@ from inplace_lint.facts.syntax import (
     _subscript_texts,
     int_index,
     none_comparison,
+    target_names,
 )
 from inplace_lint.facts.vanishing import fill_value, minus_infinity
 
@@ -122,6 +123,10 @@ class Expressions(AnalyzerBase):
         for value in base:
             if value.kind is Kind.CONTAINER and value.origin == "saved":
                 out.append(_saved_element(value, int_index(node)))  # ``ctx.saved_tensors[0]``
+                continue
+            stored = self._stored_item(value, node) if key is None else None
+            if stored is not None:  # ``out[j]`` right after ``out[j] = pred_layer(out[j])``
+                out.extend(stored)
                 continue
             elements = self._element(value, key, advanced)
             if value.kind is Kind.CONTAINER and key is None:
@@ -320,7 +325,7 @@ class Expressions(AnalyzerBase):
         kept: dict[str, tuple[object, ...]] = {}
         comp_for = node.for_in  # type: ignore[attr-defined]
         while comp_for is not None:
-            for name in _target_names(comp_for.target):
+            for name in target_names(comp_for.target):
                 if name not in kept:
                     kept[name] = tuple(
                         table.get(name, _MISSING)
@@ -762,17 +767,6 @@ _HANDLERS: dict[type, Callable[[Expressions, Any], list[Value]]] = {
 
 
 _MISSING = object()
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    """The names a ``for`` target binds."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, cst.Tuple | cst.List):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")

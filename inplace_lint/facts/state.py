@@ -61,7 +61,7 @@ from inplace_lint.facts.ops import (
 from inplace_lint.facts.summaries import (
     Mutation,
 )
-from inplace_lint.facts.syntax import _tensor_names, bound_names, foreign_names
+from inplace_lint.facts.syntax import _tensor_names, bound_names, foreign_names, variable_index
 from inplace_lint.facts.type_tests import container_predicates
 from inplace_lint.facts.walk import (
     is_expression,
@@ -120,6 +120,17 @@ class Context:
     mark_dirty: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class ItemStore:
+    """What ``xs[j] = v`` stored at a variable index (``_Scope.item_stores``)."""
+
+    values: tuple[Value, ...]
+    names: frozenset[str]
+    seq: int
+    path: tuple[tuple[int, int], ...]
+    count: int
+
+
 @dataclass
 class _Scope:
     ctx: Context
@@ -169,6 +180,10 @@ class _Scope:
     first_input: Value | None = None
     #: a forward's parameters after ``self``: (position, name, value as bound)
     forward_inputs: list[tuple[int, str, Value]] = field(default_factory=list)
+    #: (container id, index text) -> what ``xs[j] = v`` with a variable index stored: (the
+    #: values, the names the index reads, the store's sequence number, the branch path, the
+    #: container's element count then), for a read of ``xs[j]`` right after it
+    item_stores: dict[tuple[int, str], ItemStore] = field(default_factory=dict)
 
     def returned_positions(self) -> list[list[Value]] | None:
         """The values at each position of the tuple returned, when every ``return`` gives
@@ -477,6 +492,33 @@ class AnalyzerBase:
         for item in inputs:
             value.hist |= item.hist
         return value
+
+    def _forget_items(self, values: Iterable[Value]) -> None:
+        """The containers among ``values`` may have changed in ways a store does not show (a
+        method called on them, a call given them): what ``xs[j] = v`` stored no longer
+        stands for a read of ``xs[j]``."""
+        stores = self.scope.item_stores
+        if not stores:
+            return
+        ids = {v.id for v in values if v.kind is Kind.CONTAINER}
+        for key in [k for k in stores if k[0] in ids]:
+            del stores[key]
+
+    def _stored_item(self, container: Value, node: cst.Subscript) -> list[Value] | None:
+        """What ``xs[j] = v`` stored, for a read of ``xs[j]`` on the same branch path while
+        the names in ``j`` keep their values and nothing else changed ``xs``; else None."""
+        scope = self.scope
+        if not scope.item_stores or container.kind is not Kind.CONTAINER:
+            return None
+        index = variable_index(self.module, node)
+        found = scope.item_stores.get((container.id, index[0])) if index is not None else None
+        if found is None or len(container.elements) != found.count:
+            return None
+        if any(scope.bindings.get(name, 0) > found.seq for name in found.names):
+            return None
+        if tuple(self._path)[: len(found.path)] != found.path:
+            return None
+        return list(found.values)
 
     def _assumed_of(self, inputs: Iterable[Value]) -> bool:
         """Whether the tensors among ``inputs`` that require grad all do so by assumption

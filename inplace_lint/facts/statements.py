@@ -24,7 +24,7 @@ from inplace_lint.facts.op_extras import (
     _NO_GRAD,
 )
 from inplace_lint.facts.stand_in import stand_in
-from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.state import AnalyzerBase, ItemStore
 from inplace_lint.facts.summaries import (
     replaces_element,
 )
@@ -39,6 +39,7 @@ from inplace_lint.facts.syntax import (
     iterations,
     local_int_constants,
     shifted_slices,
+    variable_index,
 )
 from inplace_lint.facts.type_tests import type_arms
 
@@ -395,6 +396,8 @@ class Statements(AnalyzerBase):
                     value.kind = Kind.CONTAINER
         if any(v.kind is Kind.CONTAINER for v in base):
             index = int_index(target)
+            variable = variable_index(self.module, target) if index is None else None
+            self._forget_items(base)
             for container in base:
                 if container.kind is not Kind.CONTAINER:
                     continue
@@ -415,6 +418,10 @@ class Statements(AnalyzerBase):
                 container.added.update((v.id, now) for v in kept)
                 if index is not None:
                     container.slots.update((v.id, index) for v in kept)
+                if variable is not None:  # ``out[j] = conv(out[j])``, read at ``out[j]`` next
+                    self.scope.item_stores[(container.id, variable[0])] = ItemStore(
+                        tuple(values), variable[1], now, tuple(self._path), len(held)
+                    )
             return
         tensors = [v for v in base if v.kind is Kind.TENSOR and v.sure]
         if tensors:

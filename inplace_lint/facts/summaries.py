@@ -212,13 +212,17 @@ def _key_of_param(node: cst.BaseExpression) -> str | None:
 
 def replaces_element(target: cst.Subscript, source: cst.BaseExpression | None) -> bool:
     """``maps[k] = block(maps[k])`` replaces a whole element by a call on it: the list idiom
-    (a tensor's row would be written through a slice, or in place by the call itself)."""
+    (a tensor's row would be written through a slice, or in place by the call itself); also
+    where the call joins calls on it (``x[i] = torch.cat((cv2(x[i]), cv3(x[i])), 1)``)."""
     if not isinstance(source, cst.Call) or not source.args or len(target.slice) != 1:
         return False
     index = target.slice[0].slice
     if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Name | cst.Integer):
         return False
     first = source.args[0].value
+    if isinstance(first, cst.Tuple | cst.List):  # ``torch.cat((f(x[i]), g(x[i])), 1)``
+        calls = [e.value for e in first.elements]
+        return bool(calls) and all(replaces_element(target, c) for c in calls)
     return isinstance(first, cst.Subscript) and first.deep_equals(target)
 
 

@@ -283,6 +283,35 @@ def _counters(stmt: cst.For) -> frozenset[str]:
     return frozenset()
 
 
+def target_names(target: cst.BaseExpression) -> list[str]:
+    """The names a ``for`` target binds."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+def variable_index(module: cst.Module, node: cst.Subscript) -> tuple[str, frozenset[str]] | None:
+    """``xs[j]``, ``xs[i + 1]``: one index that is no constant and calls nothing (so it
+    names one element for as long as the names it reads keep their values): its source and
+    those names; None for any other subscript."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    if _constant_index(node):
+        return None
+    index = node.slice[0].slice.value
+    names: set[str] = set()
+    for part in walk(index):
+        if isinstance(part, cst.Call | cst.Subscript | cst.Lambda | cst.NamedExpr):
+            return None
+        if isinstance(part, cst.Name):
+            names.add(part.value)
+    return module.code_for_node(index).strip(), frozenset(names)
+
+
 def _subscript_texts(module: cst.Module, node: cst.Subscript) -> tuple[str, ...]:
     """The source of each index of ``x[a, b:c]``: ``("a", "b:c")``."""
     return tuple(module.code_for_node(element.slice).strip() for element in node.slice)

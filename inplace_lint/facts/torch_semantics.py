@@ -196,7 +196,9 @@ class TorchSemantics(AnalyzerBase):
         )
         if info is not None and write is not None:
             bound = self._bind_args(info, receiver, args)
+            before = {id(r) for v in receiver for r in v.hist}
             self._record_saves(info, bound, receiver, node, method)
+            self._rebase_views(receiver, before)
         if write is not None:
             self._inplace_results[id(node)] = write
             copied = dotted_name(func.value) if method == "copy_" else None
@@ -205,6 +207,19 @@ class TorchSemantics(AnalyzerBase):
                 # reading it later wants what was copied (other aliases do not)
                 self.scope.bindings[copied] = self._next()
         return receiver
+
+    def _rebase_views(self, receiver: list[Value], before: set[int]) -> None:
+        """An in-place op on a view (``y[:, 2:].sigmoid_()``) joins the graph of its base and of
+        every view of the same storage (autograd rebases them onto the op): what it saved
+        reaches whatever differentiates ``y``."""
+        added = {r for v in receiver if v.view for r in v.hist if id(r) not in before}
+        if not added:
+            return
+        groups = {v.group.id for v in receiver}
+        for values in self.scope.env.values():
+            for value in values:
+                if value.kind is Kind.TENSOR and value.group.id in groups:
+                    value.hist |= added
 
     def _method_views(self, method: str, info: OpInfo | None, receiver: list[Value]) -> list[Value]:
         """``x.view(...)``, ``x.chunk(2)``: views of the receiver (several, for ``chunk``)."""
