@@ -662,8 +662,8 @@ class Binder(AnalyzerBase):
                 listed = any(value.group.id in frame.elements for frame in self._loops)
                 if distinct is not None and (value.origin == "arg" or listed):
                     distinct[row.id] = value.id
-                if not listed and value.origin != "arg":
-                    row.multi_view = "unbind"  # a tensor iterated is unbound: its rows refuse writes
+                if not listed and value.origin != "arg":  # iterating unbinds a tensor
+                    row.multi_view = "unbind"  # torch refuses writes to its rows
             elif (
                 value.kind is Kind.MODULE
                 and value.module is not None
