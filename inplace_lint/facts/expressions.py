@@ -437,6 +437,8 @@ class Expressions(AnalyzerBase):
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:
                 continue
+            if name == pending.written_name and pending.bound_target in self._assigning:
+                continue  # ``x_dict[k] = F.relu_(x)`` then ``x_dict[k] = F.dropout(x)``
             if pending.through_view and not (pending.bound_away and pending.bound_elsewhere):
                 continue  # the write was meant for the view's base
             if self._meant_for(pending, values, node):
