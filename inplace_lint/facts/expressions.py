@@ -283,28 +283,37 @@ class Expressions(AnalyzerBase):
 
     def _settle(self, expr: cst.BaseExpression | None, name: str | None) -> None:
         """An in-place call used as a statement, or rebinding its own target, is not stale."""
-        pending_by_node = self.scope.pending_by_node
         if isinstance(expr, cst.IfExp):
             self._settle(expr.body, name)
             self._settle(expr.orelse, name)
             return
+        for pending in self._chain_pendings(expr):
+            if name is None or pending.written_name == name:
+                pending.write.elsewhere = False
+
+    def _chain_pendings(self, expr: cst.BaseExpression | None) -> list[_Pending]:
+        """The writes of the in-place calls that make ``expr``'s value: the call itself and
+        the receivers it is chained on (``x[:8].lerp_(y).clamp_(0)``)."""
+        found: list[_Pending] = []
         node = expr
         while isinstance(node, cst.Call):
-            for pending in pending_by_node.get(id(node), ()):
-                if name is None or pending.written_name == name:
-                    pending.write.elsewhere = False
+            found += self.scope.pending_by_node.get(id(node), ())
             func = node.func
             node = func.value if isinstance(func, cst.Attribute) else None
+        return found
+
+    def _rebuilds(self, target: cst.BaseExpression | None) -> bool:
+        """The assignment being evaluated assigns ``target`` again (written the same)."""
+        if target is None or not self._assigning:
+            return False
+        text = self.module.code_for_node(target)
+        return any(self.module.code_for_node(t) == text for t in self._assigning)
 
     def _bound_away(self, expr: cst.BaseExpression | None) -> None:
         """``mixed = x[:8].lerp_(y)``: the in-place results in ``expr`` are now held by a
         name, so a later read of the written base may want the old values."""
-        node = expr
-        while isinstance(node, cst.Call):
-            for pending in self.scope.pending_by_node.get(id(node), ()):
-                pending.bound_away = True
-            func = node.func
-            node = func.value if isinstance(func, cst.Attribute) else None
+        for pending in self._chain_pendings(expr):
+            pending.bound_away = True
 
     def _comprehension(self, node: cst.BaseExpression) -> Value:
         """A comprehension's container. For a list, set or generator its element is ``elt``
@@ -437,7 +446,7 @@ class Expressions(AnalyzerBase):
                 continue
             if name == pending.written_name and not pending.bound_elsewhere:
                 continue
-            if name == pending.written_name and pending.bound_target in self._assigning:
+            if name == pending.written_name and self._rebuilds(pending.bound_target):
                 continue  # ``x_dict[k] = F.relu_(x)`` then ``x_dict[k] = F.dropout(x)``
             if pending.through_view and not (pending.bound_away and pending.bound_elsewhere):
                 continue  # the write was meant for the view's base

@@ -248,7 +248,7 @@ class Pending:
     #: the target the in-place result was assigned to (``x_dict[key] = F.relu_(x)``): a read
     #: in a later assignment to that same target (``x_dict[key] = F.dropout(x)``) rebuilds
     #: it from the written tensor, which it wants as written
-    bound_target: str | None = None
+    bound_target: Any = None
     #: written in a state update: stale only for a second update through another name
     alias_only: bool = False
     #: a state update through an attribute under no_grad: stale only for a plain local name

@@ -412,8 +412,8 @@ class AnalyzerBase:
         self._indexing = Mode()
         #: inside the arm of ``if inplace:`` (or a conditional expression on such a flag)
         self._inplace_guard = Mode()
-        #: the targets of the assignment whose value is being evaluated (their source text)
-        self._assigning: frozenset[str] = frozenset()
+        #: the targets of the assignment whose value is being evaluated
+        self._assigning: tuple[cst.BaseExpression, ...] = ()
 
     @property
     def scope(self) -> _Scope:

@@ -236,15 +236,15 @@ class Statements(AnalyzerBase):
             if isinstance(small.value, cst.Yield | cst.Await):
                 scope.escapes.extend(values)
         elif isinstance(small, cst.Assign):
-            texts = frozenset(self.module.code_for_node(t.target) for t in small.targets)
-            outer, self._assigning = self._assigning, texts
+            outer, self._assigning = self._assigning, tuple(t.target for t in small.targets)
             try:
                 values = self._eval(small.value)
             finally:
                 self._assigning = outer
             for target in small.targets:
                 self._assign(target.target, values, small.value)
-                self._note_bound_target(small.value, self.module.code_for_node(target.target))
+                for pending in self._chain_pendings(small.value):
+                    pending.bound_target = target.target
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self._assign(small.target, self._eval(small.value), small.value)
@@ -268,15 +268,6 @@ class Statements(AnalyzerBase):
             target = small.target
             if isinstance(target, cst.Name):
                 scope.env.pop(target.value, None)
-
-    def _note_bound_target(self, expr: cst.BaseExpression, text: str) -> None:
-        """The in-place results in ``expr`` are assigned to the target written ``text``."""
-        node: cst.BaseExpression | None = expr
-        while isinstance(node, cst.Call):
-            for pending in self.scope.pending_by_node.get(id(node), ()):
-                pending.bound_target = text
-            func = node.func
-            node = func.value if isinstance(func, cst.Attribute) else None
 
     def _return_arms(self, node: cst.BaseExpression, values: list[Value]) -> None:
         """``return score`` where ``score`` holds a tensor only on some arms of an earlier
