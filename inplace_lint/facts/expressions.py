@@ -291,17 +291,6 @@ class Expressions(AnalyzerBase):
             if name is None or pending.written_name == name:
                 pending.write.elsewhere = False
 
-    def _chain_pendings(self, expr: cst.BaseExpression | None) -> list[_Pending]:
-        """The writes of the in-place calls that make ``expr``'s value: the call itself and
-        the receivers it is chained on (``x[:8].lerp_(y).clamp_(0)``)."""
-        found: list[_Pending] = []
-        node = expr
-        while isinstance(node, cst.Call):
-            found += self.scope.pending_by_node.get(id(node), ())
-            func = node.func
-            node = func.value if isinstance(func, cst.Attribute) else None
-        return found
-
     def _rebuilds(self, target: cst.BaseExpression | None) -> bool:
         """The assignment being evaluated assigns ``target`` again (written the same)."""
         if target is None or not self._assigning:

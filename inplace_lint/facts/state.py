@@ -495,6 +495,17 @@ class AnalyzerBase:
             value.hist |= item.hist
         return value
 
+    def _chain_pendings(self, expr: cst.BaseExpression | None) -> list[_Pending]:
+        """The writes of the in-place calls that make ``expr``'s value: the call itself and
+        the receivers it is chained on (``x[:8].lerp_(y).clamp_(0)``)."""
+        found: list[_Pending] = []
+        node = expr
+        while isinstance(node, cst.Call):
+            found += self.scope.pending_by_node.get(id(node), ())
+            func = node.func
+            node = func.value if isinstance(func, cst.Attribute) else None
+        return found
+
     def _forget_items(self, values: Iterable[Value]) -> None:
         """The containers among ``values`` may have changed in ways a store does not show (a
         method called on them, a call given them): what ``xs[j] = v`` stored no longer
