@@ -13,8 +13,14 @@ The index reads source text only (no parse of whole files, no import): imports a
 The grad mode of the calls is carried too (``project_modes.py``): a helper that every call of
 the run makes under ``no_grad`` runs without grad in its own file, as one called so within it.
 
-Limits: functions only (not classes or their ``forward``), summarised where called by their
-imported name (not ``module.f(...)``, whose grad mode alone is carried).
+A module class is shipped the same way where the importing file builds an instance and calls
+it (``self.enc = Encoder(...)`` and ``self.enc(x)``): its ``forward``'s writes to its parameters
+act at each call of an instance, and the defining file learns that ``Encoder.forward`` is
+judged there.
+
+Limits: top-level functions and classes, summarised where called by their imported name (not
+``module.f(...)``, whose grad mode alone is carried); a class's ``forward`` alone (not the
+methods it calls), and only where the importing file names the instance it calls.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ _FROM_IMPORT = re.compile(
 #: ``import a.b as m``: the module and its alias
 _IMPORT_AS = re.compile(r"^[ \t]*import[ \t]+([\w.]+)[ \t]+as[ \t]+(\w+)[ \t]*$", re.MULTILINE)
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_TOP_CLASS = re.compile(r"^class[ \t]+(\w+)[ \t]*[(:]", re.MULTILINE)
 _TOP_LEVEL_LINE = re.compile(r"^[^\s#]", re.MULTILINE)
 #: a sign that a body may write in place: ``.add_(``, an augmented assignment, an item
 #: assignment, ``out=``, ``.data``, an ``inplace`` flag
@@ -55,6 +62,7 @@ class _File:
     #: local name -> (module parts, relative dots, imported name)
     imported: dict[str, tuple[tuple[str, ...], int, str]] = field(default_factory=dict)
     defs: dict[str, int] = field(default_factory=dict)  # top-level function -> its offset
+    classes: dict[str, int] = field(default_factory=dict)  # top-level class -> its offset
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ``import a.b as m``
     #: its top-level import lines, once one of its functions is shipped
     imports: str | None = None
@@ -105,11 +113,17 @@ class _Resolver:
                 found = self._defining(target, name, _HOPS) if target is not None else None
                 if found is None or found[0] == index:
                     continue
+                is_class = found[1] not in self._file(found[0]).defs
+                if is_class and not _instance_called(f.text, local):
+                    continue
                 shipped = self._ship(found, local)
                 if shipped is not None:
                     foreign.setdefault(index, []).append(shipped)
-                    called.setdefault(found[0], set()).add(found[1])
-                    targets.append(((local,), found))
+                    called.setdefault(found[0], set()).add(
+                        f"{found[1]}.forward" if is_class else found[1]
+                    )
+                    if not is_class:
+                        targets.append(((local,), found))
             targets += self._through_aliases(index, f)
             for (name, where), seen in _modes_of(f.text, targets).items():
                 modes.setdefault(where, {}).setdefault(name, set()).update(seen)
@@ -140,6 +154,11 @@ class _Resolver:
                     found.append(((alias, name), (target, name)))
         return found
 
+    def _file(self, index: int) -> _File:
+        f = self.read[index]
+        assert f is not None
+        return f
+
     def _module(self, index: int, parts: tuple[str, ...], dots: int) -> int | None:
         """The file of the run a module name in file ``index`` names, if exactly one."""
         f = self.read[index]
@@ -160,10 +179,10 @@ class _Resolver:
         return self.modules.get(parts)
 
     def _defining(self, index: int, name: str, hops: int) -> tuple[int, str] | None:
-        """The file and name that define ``name`` as file ``index`` exports it."""
-        f = self.read[index]
-        assert f is not None
-        if name in f.defs:
+        """The file and name that define ``name`` (a function or class) as file ``index``
+        exports it."""
+        f = self._file(index)
+        if name in f.defs or name in f.classes:
             return index, name
         entry = f.imported.get(name)
         if entry is None or hops == 0:
@@ -181,16 +200,17 @@ class _Resolver:
         return replace(shipped, local=local) if shipped is not None else None
 
     def _cut(self, index: int, name: str) -> ForeignFunction | None:
-        f = self.read[index]
-        assert f is not None
-        offset = f.defs[name]
+        f = self._file(index)
+        kind = "function" if name in f.defs else "class"
+        offset = f.defs[name] if kind == "function" else f.classes[name]
         source = _definition(f.text, offset)
-        if source is None or not _MAY_WRITE.search(source):
+        writer = source if kind == "function" or source is None else _forward_of(source)
+        if source is None or writer is None or not _MAY_WRITE.search(writer):
             return None
         line = f.text.count("\n", 0, offset) + 1
         if f.imports is None:
             f.imports = "\n".join(_import_lines(f.text))
-        return ForeignFunction(name, name, self.files[index][1], line, source, f.imports)
+        return ForeignFunction(name, name, self.files[index][1], line, source, f.imports, kind)
 
 
 def _read(path: Path) -> _File | None:
@@ -213,6 +233,9 @@ def _read(path: Path) -> _File | None:
         f.aliases[match.group(2)] = tuple(match.group(1).split("."))
     for match in _TOP_DEF.finditer(text):
         f.defs.setdefault(match.group(1), match.start())
+    for match in _TOP_CLASS.finditer(text):
+        if match.group(1) not in f.defs:
+            f.classes.setdefault(match.group(1), match.start())
     return f
 
 
@@ -281,8 +304,27 @@ def _called(text: str, local: str) -> bool:
     return False
 
 
+def _instance_called(text: str, local: str) -> bool:
+    """Whether ``text`` binds an instance of the class ``local`` to a name or attribute and
+    calls it (``self.enc = Encoder(...)`` ... ``self.enc(x)``)."""
+    assigned = re.compile(
+        rf"^[ \t]*([\w.]+)[ \t]*(?::[^=\n]+)?=[ \t]*{re.escape(local)}[ \t]*\(", re.MULTILINE
+    )
+    return any(_called(text, m.group(1)) for m in assigned.finditer(text))
+
+
+def _forward_of(source: str) -> str | None:
+    """The source of the ``forward`` method of the class ``source`` defines, if any."""
+    lines = source.splitlines(keepends=True)
+    for statement in ast.parse(source).body[0].body:  # type: ignore[attr-defined]
+        if isinstance(statement, ast.FunctionDef) and statement.name == "forward":
+            return "".join(lines[statement.lineno - 1 : statement.end_lineno])
+    return None
+
+
 def _definition(text: str, offset: int) -> str | None:
-    """The top-level ``def`` at ``offset`` with its decorators, if it parses on its own."""
+    """The top-level ``def`` or ``class`` at ``offset`` with its decorators, if it parses on
+    its own."""
     start = offset
     while start > 0:
         previous = text.rfind("\n", 0, start - 1) + 1
@@ -305,7 +347,8 @@ def _definition(text: str, offset: int) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     body = tree.body
-    if len(body) != 1 or not isinstance(body[0], ast.FunctionDef | ast.AsyncFunctionDef):
+    defined = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    if len(body) != 1 or not isinstance(body[0], defined):
         return None
     return source
 

@@ -67,6 +67,7 @@ def _no_caller_to_judge(facts: Facts, seen: set[int]) -> Iterator[RawFinding]:
             or _in_place_by_contract(event)
             or not event.evidence
             or event.function in facts.called
+            or event.qualified in facts.called_elsewhere
             or (event.qualified, event.param) in facts.judged
             or destination(event.param)
             or _never_given_a_tensor(facts, event)

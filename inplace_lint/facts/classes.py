@@ -99,6 +99,8 @@ class ModuleResolver:
         #: the method whose ``self.x = ...`` statements are being read (``collect_attributes``):
         #: only an attribute's ``nn.Sequential(*layers)`` learns its leading members
         self.method: cst.FunctionDef | None = None
+        #: module classes another file of the run defines and ships here (project mode)
+        self.foreign_modules: frozenset[str] = frozenset()
 
     def spec(
         self,
@@ -117,6 +119,8 @@ class ModuleResolver:
         if not isinstance(expr, cst.Call):
             return None
         func = expr.func
+        if isinstance(func, cst.Name) and func.value in self.foreign_modules:
+            return ModuleSpec(qualname=None, node=expr, user_class=func.value)
         qualname = self.imports.qualify(func)
         if qualname is None and isinstance(func, cst.Name) and defaults:
             default = defaults.get(func.value)

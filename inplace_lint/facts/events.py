@@ -159,6 +159,8 @@ class Facts:
     assumed_grad: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: function names called somewhere in the file (bare or as self.name)
     called: set[str] = field(default_factory=set)
+    #: ``Class.forward`` (and functions) another file of the run calls and judges
+    called_elsewhere: set[str] = field(default_factory=set)
     #: (``Class.forward``, parameter) pairs whose writes are judged at same-file module calls
     judged: set[tuple[str, str]] = field(default_factory=set)
     #: (callee, position or keyword) -> whether any same-file call passed a tensor there

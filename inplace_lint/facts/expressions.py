@@ -693,6 +693,8 @@ class Expressions(AnalyzerBase):
     def _module_attribute(self, module: Value, attr: str) -> Value:
         """``module.weight``: a parameter, unless the module's class made it a buffer."""
         cls = self.classes.get(module.module.user_class or "") if module.module else None
+        if cls is None and module.module is not None and module.module.user_class:
+            return self._unknown()  # another file's class (project mode): its attributes unseen
         if cls is not None and attr in cls.buffers:
             return Value(kind=Kind.TENSOR, group=Group(name=attr), grad=0)
         frozen = module.group.is_frozen() or attr in module.group.frozen_attributes

@@ -4,7 +4,9 @@
 parsed alone and summarised like a same-file helper (which parameters it writes in place), with
 the torch names of its own file's imports. Its writes are then reported at the calls in this
 file (``Mutation.origin``), since the function's own lines are not this file's. A function the
-file also defines or rebinds at the top level is this file's, not the import's.
+file also defines or rebinds at the top level is this file's, not the import's. A shipped module
+class is summarised by its ``forward`` (``Encoder.forward``), which the calls of its instances
+here apply (the resolver knows the class's local name as a module's, ``foreign_modules``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class Foreign(AnalyzerBase):
 
     def _summarize_shipped(self, view: ProjectView) -> None:
         # judged at their callers in other files, which summarise them as below
-        self.facts.called.update(view.called_elsewhere)
+        self.facts.called.update(n for n in view.called_elsewhere if "." not in n)
+        self.facts.called_elsewhere.update(view.called_elsewhere)
         for shipped in view.foreign:
             if shipped.local in self.functions or shipped.local in self.classes:
                 continue
@@ -45,18 +48,22 @@ class Foreign(AnalyzerBase):
             if parsed is None:
                 continue
             func, imports = parsed
+            is_class = shipped.kind == "class"
             origin = f"defined in {shipped.display}, line {shipped.line}"
-            summary = summarize(func, False, imports, self.table)
+            summary = summarize(func, is_class, imports, self.table)
             kept = tensor_writes(summary, self._not_tensor_params(func))
             mutations = [replace(m, origin=origin) for m in kept]
             if mutations:
-                no_grad = runs_without_grad(func, imports, self.call_modes.get(shipped.local))
-                self.summaries[shipped.local] = (mutations, exempt_reason(func, no_grad))
+                modes = None if is_class else self.call_modes.get(shipped.local)
+                no_grad = runs_without_grad(func, imports, modes)
+                key = f"{shipped.local}.forward" if is_class else shipped.local
+                self.summaries[key] = (mutations, exempt_reason(func, no_grad))
 
 
 @lru_cache(maxsize=256)
 def _parsed(shipped: ForeignFunction) -> tuple[cst.FunctionDef, ImportTable] | None:
-    """The shipped definition and its file's import table; None if libcst cannot parse it."""
+    """The shipped function (a shipped class's ``forward``) and its file's import table; None
+    if libcst cannot parse it."""
     try:  # libcst nodes built from the stdlib tree: several times cheaper than its parser
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ``"\d"`` in a string: the engine's screen says so
@@ -69,6 +76,10 @@ def _parsed(shipped: ForeignFunction) -> tuple[cst.FunctionDef, ImportTable] | N
         except (cst.ParserSyntaxError, RecursionError):
             return None
     func = module.body[0] if module.body else None
+    if isinstance(func, cst.ClassDef) and shipped.kind == "class":
+        body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+        methods = [m for m in body if isinstance(m, cst.FunctionDef)]
+        func = next((m for m in methods if m.name.value == "forward"), None)
     if not isinstance(func, cst.FunctionDef):
         return None
     return func, ImportTable.from_statements(walk(header))

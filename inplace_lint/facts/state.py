@@ -273,6 +273,9 @@ class AnalyzerBase:
         self._function_views: dict[str, bool] = {}  # Function class -> forward gives a view
         self._start_read_marks()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
+        if project is not None:
+            shipped = {f.local for f in project.foreign if f.kind == "class"}
+            self.resolver.foreign_modules = frozenset(shipped - self.classes.keys())
         self._derived_tables()
         self._collect_attributes()
         self.facts = ev.Facts()
