@@ -477,7 +477,9 @@ class Binder(AnalyzerBase):
             scope.no_grad = no_grad or (arm < len(grad_off) and grad_off[arm])
             names = plain[arm] if arm < len(plain) else frozenset()
             restore = _without_grad(scope.env, names)
-            with self._inplace_guard.raised(guarded and arm == 0):
+            # an arm a ``requires_grad`` test chose for tensors without grad is the in-place
+            # path the code keeps for them (``if x.requires_grad: x = x + b else: x += b``)
+            with self._inplace_guard.raised((guarded and arm == 0) or bool(names)):
                 self._block(body)
             scope.no_grad = no_grad
             for value, grad in restore:

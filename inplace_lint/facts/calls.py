@@ -342,7 +342,13 @@ class Calls(AnalyzerBase):
         if mutation.key is not None:  # ``batch["ego"].div_()``: that entry
             key = mutation.key
             held = [e for v in values if v.kind is Kind.CONTAINER for e in v.items.get(key, ())]
-            return [*(v for v in values if v.kind is not Kind.CONTAINER), *held]
+            for value in values:  # a mapping passed whole, its entry not read here yet: the
+                mapping = value.kind is Kind.TENSOR or (  # entry a later ``batch["ego"]`` reads
+                    value.kind is Kind.CONTAINER and not value.literal_container
+                )
+                if mapping and key not in value.items:
+                    held += self._element(value, key, False)
+            return [*(v for v in values if v.kind not in (Kind.CONTAINER, Kind.TENSOR)), *held]
         return values
 
     def _metadata_call(

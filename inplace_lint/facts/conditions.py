@@ -21,6 +21,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from inplace_lint.facts.names import dotted_name
+from inplace_lint.facts.syntax import none_comparison
 
 #: what a condition tests, with the binding sequence numbers of the names it reads
 Key = tuple[str, tuple[int, ...]]
@@ -109,14 +110,19 @@ def _calls(
 def plain_arms(test: cst.BaseExpression) -> tuple[frozenset[str], frozenset[str]]:
     """The names whose tensors need no grad in the body and in the ``else`` of ``if test:``,
     by the test: ``if not x.requires_grad:`` (alone or as a part of an ``and``) says so of
-    ``x`` in the body, ``if x.requires_grad:`` (or ``or``-ed tests on it) in the ``else``."""
+    ``x`` in the body, ``if x.requires_grad:`` (or ``or``-ed tests on it) in the ``else``.
+    ``x.grad_fn is not None`` reads as ``x.requires_grad`` (a tensor computed here has a
+    ``grad_fn`` exactly when it needs grad), ``x.grad_fn is None`` as its negation."""
     negated = _negated(test)
     # ``a.requires_grad or b.requires_grad`` is false only when neither needs grad
     either = _requires_grad_names(_parts(test if negated is None else negated, cst.Or))
     if negated is not None:
         return (either, frozenset())
     inside = [inner for part in _parts(test, cst.And) if (inner := _negated(part)) is not None]
-    return (_requires_grad_names(inside), either)
+    plain = _requires_grad_names(inside) | {
+        name for part in _parts(test, cst.And) if (name := _grad_fn_of(part, True)) is not None
+    }
+    return (plain, either)
 
 
 def _requires_grad_names(parts: list[cst.BaseExpression]) -> frozenset[str]:
@@ -143,7 +149,18 @@ def _parts(test: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]
 
 
 def _requires_grad_of(node: cst.BaseExpression) -> str | None:
-    """``x.requires_grad`` (``x`` a name): ``x``."""
+    """``x.requires_grad`` or ``x.grad_fn is not None`` (``x`` a name): ``x``."""
     if isinstance(node, cst.Attribute) and node.attr.value == "requires_grad":
         return dotted_name(node.value) if isinstance(node.value, cst.Name) else None
+    return _grad_fn_of(node, False)
+
+
+def _grad_fn_of(node: cst.BaseExpression, is_none: bool) -> str | None:
+    """``x`` of ``x.grad_fn is None`` (``is_none``) or ``x.grad_fn is not None``."""
+    compared = none_comparison(node)
+    if compared is None or compared[1] != is_none:
+        return None
+    left = compared[0]
+    if isinstance(left, cst.Attribute) and left.attr.value == "grad_fn":
+        return left.value.value if isinstance(left.value, cst.Name) else None
     return None

@@ -21,7 +21,16 @@ from inplace_lint.facts.heuristics import (
 )
 from inplace_lint.facts.index_disjoint import Located, disjoint_indices
 from inplace_lint.facts.ledger import Pending as _Pending
-from inplace_lint.facts.model import Group, Kind, ModuleSpec, Value, Write, at_position, new_value
+from inplace_lint.facts.model import (
+    Group,
+    Kind,
+    ModuleSpec,
+    Value,
+    Write,
+    at_position,
+    held_elements,
+    new_value,
+)
 from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.ops import (
     METADATA_ATTRIBUTES,
@@ -409,13 +418,10 @@ class Expressions(AnalyzerBase):
         indexing = self._indexing.take()
         subscript = self._subscript_of.get(id(node))
         position = int_index(subscript) if subscript is not None else None
-        held = [  # (group, when it was put in the container); x[i] picks an unknown element,
-            # ``x[1]`` the one stored at that position (or any of unknown place)
-            (e.group.id, v.added.get(e.id, 0))
-            for v in values
-            if v.kind is Kind.CONTAINER and v.literal_container and not indexing
-            for e in at_position(v, v.elements, position)
-        ]
+        key = _string_key(subscript) if subscript is not None else None
+        # a mapping passed on whole (``model(batch)``), not handed back, reads its entries
+        whole = subscript is None and id(node) not in self._handed_back
+        held = held_elements(values, position, key, whole and not indexing, not indexing)
         matched: list[_Pending] = []
         overwriting = id(node) in self._overwriting_reads
         for pending in () if overwriting else scope.stale:

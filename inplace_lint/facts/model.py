@@ -234,6 +234,27 @@ def slot_positions(record: Value, size: int) -> list[list[Value]] | None:
     return positions
 
 
+def held_elements(
+    values: list[Value], position: int | None, key: str | None, whole: bool, literal: bool
+) -> list[tuple[int, int]]:
+    """What a read of containers holds, as (group, when it was put there): of a literal
+    display (``literal``: not read at an unknown index), ``x[1]`` the one stored at that
+    position (or any of unknown place), all for another read; ``batch["x"]`` the item of
+    that key; any container read ``whole`` (passed on, ``model(batch)``) all it holds."""
+    return [
+        (e.group.id, v.added.get(e.id, 0))
+        for v in values
+        if v.kind is Kind.CONTAINER
+        for e in (
+            v.items.get(key, ())
+            if key is not None
+            else at_position(v, v.elements, position)
+            if (v.literal_container and literal) or whole
+            else ()
+        )
+    ]
+
+
 def at_position(container: Value, elements: list[Value], index: int | None) -> list[Value]:
     """``record[1]``: of a container's elements, those that may sit at the constant ``index``:
     the one stored there (a display's, a module's tuple result's) and any of unknown place

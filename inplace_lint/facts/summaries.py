@@ -21,7 +21,9 @@ from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
 from inplace_lint.facts.param_aliases import aliased_param, data_root
 from inplace_lint.facts.summary_guards import (
+    _UNALIASED,
     GradModeWalker,
+    _Arms,
     guard_holds,
     mark_guarded,
     opted_out,
@@ -38,22 +40,6 @@ from inplace_lint.facts.syntax import (
 )
 from inplace_lint.facts.type_tests import type_arms
 from inplace_lint.facts.walk import own_nodes
-
-
-@dataclass
-class _Arms:
-    """One branch or loop body being walked: the names rebound in the arm being walked, in
-    the arms done, and the ``elif`` that continues the branch."""
-
-    current: set[str] = field(default_factory=set)
-    done: list[set[str]] = field(default_factory=list)
-    orelse: cst.CSTNode | None = None
-    #: names the test says hold no tensor in the arms after the first (``type_tests``)
-    otherwise: frozenset[str] = frozenset()
-
-    def next_arm(self) -> None:
-        self.done.append(self.current)
-        self.current = set(self.otherwise)
 
 
 @dataclass(frozen=True)
@@ -283,6 +269,12 @@ class _MutationFinder(GradModeWalker):
         #: id of the write node (and, for a callee's write, of the call) -> the write
         self.found: dict[int | tuple[int, int], Mutation] = {}
         self.rebound: set[str] = set()
+        #: names rebound after a ``None`` test of a parameter on one outcome only (``if
+        #: spk_emb is not None: x = x + c``): the guard a later write to them keeps, the
+        #: outcome on which the name still holds the caller's tensor
+        self.rebound_unless: dict[str, tuple[str, bool, bool]] = {}
+        #: alias -> the parameter test whose arm made it (``if cache is None: state = x``)
+        self.alias_guard: dict[str, tuple[str, bool, bool] | None] = {}
         #: the branches and loop bodies being walked, innermost last: a rebinding in one arm
         #: holds for the rest of that arm, and after the branch only if every arm made it
         #: (``if isinstance(t, list): t = torch.stack(t)`` before ``t.clamp_()`` still
@@ -313,15 +305,23 @@ class _MutationFinder(GradModeWalker):
         if element is None and name in self.unpacked:
             element = self.unpacked[name]  # ``x_h += y`` after ``x_h, x_l = x``: ``x[0]``
         off = self.grad_is_off(name)  # through ``m = x.detach()``, or with grad off
+        written = name
         name, elementwise = self._parameter_of(name)
         index_of = self.index_of
         # a list's element replaced by a new tensor first (``outputs[0] = outputs[0].clone()``)
         # is not the caller's any more; for a tensor argument it is a row written all the same
         fresh = element is not None and (name, element) in self.replaced
         if name in index_of and not self.is_rebound(name) and id(node) not in self.found:
-            if not self.current:
-                return
-            guard, wanted, none_test = self.guarded.get(id(node), (None, True, False))
+            if not self.current or id(node) in self.plain_nodes:
+                return  # the in-place path a grad test keeps for no grad: meant
+            unless = self.rebound_unless.get(name) if name is not None else None
+            guard, wanted, none_test = self.guarded.get(id(node), unless or (None, True, False))
+            aliased = self.alias_guard.get(written) if written in self.alias_of else None
+            if aliased is not None and aliased[2] and none_test and guard == aliased[0]:
+                if wanted != aliased[1]:
+                    return  # ``if c is None: s = x`` ... ``if c is not None: s.zero_()``
+            elif aliased is not None and aliased[2] and guard is None:
+                guard, wanted, none_test = aliased  # the caller's tensor only on that path
             self.found[id(node)] = Mutation(
                 index_of[name],
                 name,
@@ -380,7 +380,7 @@ class _MutationFinder(GradModeWalker):
     def _parameter_of(self, name: str | None) -> tuple[str | None, bool]:
         """The parameter a written name stands for (through a local alias of it, or as the
         loop variable over it), and whether it is an element of that parameter."""
-        if name is not None and name in self.alias_of:
+        if name is not None and name in self.alias_of and not self.is_rebound(_UNALIASED + name):
             name = self.alias_of[name]
         elementwise = name in self.element_of
         if name is not None and elementwise:
@@ -457,6 +457,7 @@ class _MutationFinder(GradModeWalker):
         first, other = type_arms(node.test, {}, self.imports.qualify)
         self.arms.append(_Arms(set(first), orelse=node.orelse, otherwise=frozenset(other)))
         self._guard(node.test, node.body, node.orelse)
+        self._note_grad_test(node)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guard(node.test, node.body, node.orelse)
@@ -594,6 +595,8 @@ class _MutationFinder(GradModeWalker):
                 param = self.alias_of.get(param, param) if param is not None else None
                 if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
+                    self._realias(bound.value)
+                    self.alias_guard[bound.value] = self.guarded.get(id(original_node))
                     if (
                         _bypasses(original_node.value, self.table) and not self.arms
                     ):  # ``m = x.detach()``
@@ -601,7 +604,7 @@ class _MutationFinder(GradModeWalker):
                     if unpacked and len(names) == len(name.elements):  # type: ignore[union-attr]
                         self.unpacked[bound.value] = position
                 else:
-                    self.alias_of.pop(bound.value, None)
+                    self._unalias(bound.value)
             names_bound: set[str] = set()
             _collect_names(target.target, names_bound)
             if (
@@ -624,16 +627,32 @@ class _MutationFinder(GradModeWalker):
         names: set[str] = set()
         _collect_names(target, names)
         for name in names:
-            self.alias_of.pop(name, None)
+            self._unalias(name)
             self.element_of.pop(name, None)
             self.unpacked.pop(name, None)
         self.add_rebound(names)
+
+    def _unalias(self, name: str) -> None:
+        """``name`` bound to something else: no alias of a parameter on this path. In an arm
+        of a branch the alias stays for the other arms (``if reals: v = x_cont`` then ``if
+        cats: v = torch.cat(...)`` leaves ``v`` the caller's tensor on one path)."""
+        if self.arms:
+            self.arms[-1].current.add(_UNALIASED + name)
+        else:
+            self.alias_of.pop(name, None)
+
+    def _realias(self, name: str) -> None:
+        self.rebound.discard(_UNALIASED + name)
+        for arms in self.arms:
+            arms.current.discard(_UNALIASED + name)
 
     def is_rebound(self, name: str) -> bool:
         """``name`` no longer holds what it did on entry, on the path being walked."""
         return name in self.rebound or any(name in arms.current for arms in self.arms)
 
     def add_rebound(self, names: set[str]) -> None:
+        for name in names:
+            self.rebound_unless.pop(name, None)
         if self.arms:
             self.arms[-1].current.update(names)
         else:
@@ -654,6 +673,20 @@ class _MutationFinder(GradModeWalker):
             # in the in-place mode its owner opted into when it built it (torchvision's
             # RandomMixup); a parameter flag is the call's to set, and stays a path
             self.add_rebound(arms.current)
+        else:
+            self._rebound_unless(original_node, arms.current)
+
+    def _rebound_unless(self, node: cst.If, names: set[str]) -> None:
+        """``if spk_emb is not None: x = x + c`` with no ``else``: after it, ``x`` is the
+        caller's tensor only where ``spk_emb`` is ``None``, a guard its later writes keep."""
+        compared = none_comparison(node.test)
+        if compared is None or not names:
+            return
+        tested, is_none_test = compared
+        if not isinstance(tested, cst.Name) or tested.value not in self.index_of:
+            return
+        for name in names:  # the body's outcome rebinds; the other keeps the caller's
+            self.rebound_unless[name] = (tested.value, is_none_test, True)
 
     def visit_For(self, node: cst.For) -> None:
         self.arms.append(_Arms())  # the body may run no time at all

@@ -7,14 +7,15 @@ which a call cannot see). Split from ``summaries.py``, which records the guards.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from inplace_lint.facts.classes import literal_bool
-from inplace_lint.facts.conditions import _negated
+from inplace_lint.facts.conditions import _negated, plain_arms
 from inplace_lint.facts.heuristics import _mentions_inplace
-from inplace_lint.facts.model import Value
+from inplace_lint.facts.model import Kind, Value
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.op_extras import _NO_GRAD
 from inplace_lint.facts.syntax import is_none
@@ -22,6 +23,26 @@ from inplace_lint.facts.walk import Walker, walk
 
 if TYPE_CHECKING:
     from inplace_lint.facts.summaries import Mutation
+
+
+#: marks, among the names an arm rebinds, a local alias bound to something else there
+_UNALIASED = "\0"
+
+
+@dataclass
+class _Arms:
+    """One branch or loop body being walked (``summaries``): the names rebound in the arm
+    being walked, in the arms done, and the ``elif`` that continues the branch."""
+
+    current: set[str] = field(default_factory=set)
+    done: list[set[str]] = field(default_factory=list)
+    orelse: cst.CSTNode | None = None
+    #: names the test says hold no tensor in the arms after the first (``type_tests``)
+    otherwise: frozenset[str] = frozenset()
+
+    def next_arm(self) -> None:
+        self.done.append(self.current)
+        self.current = set(self.otherwise)
 
 
 def opted_out(test: cst.BaseExpression) -> bool:
@@ -45,16 +66,27 @@ def guard_holds(
 ) -> bool:
     """The call gives the mutation's guard parameter the value its write needs: a literal
     bool passed, or the parameter's literal default when none is passed. For a test of
-    ``None``, only a ``None`` passed (or a ``None`` default) decides; any other argument may
-    be either, so the write may happen."""
+    ``None``, a ``None`` passed (or a ``None`` default) decides, and so does an argument known
+    to be an object (a tensor, a module) for a write that needs ``None``; any other argument
+    may be either, so the write may happen."""
     passed = keywords.get(mutation.guard or "")
     if passed is None and 0 <= mutation.guard_index < len(positional):
         passed = positional[mutation.guard_index]
     if mutation.guard_none:
+        if not mutation.guard_value and passed is not None and _never_none(passed[1]):
+            return False  # ``spk_emb=g`` with ``g`` a tensor: the ``is None`` path is not taken
         given_none = is_none(passed[0].value) if passed is not None else mutation.guard_default
         return not given_none or not mutation.guard_value
     value = literal_bool(passed[0].value) if passed is not None else mutation.guard_default
     return value is mutation.guard_value
+
+
+def _never_none(values: list[Value]) -> bool:
+    """Every value the argument may hold is an object, never ``None``: a tensor known to be
+    one, a module, an optimizer, a container."""
+    return bool(values) and all(
+        v.sure if v.kind is Kind.TENSOR else v.kind is not Kind.OTHER for v in values
+    )
 
 
 def grad_turned_off(node: cst.CSTNode) -> str | None:
@@ -93,6 +125,8 @@ class GradModeWalker(Walker):
 
     def _start_grad_mode(self) -> None:
         self.no_grad_depth = 0
+        #: nodes in an arm a ``requires_grad`` test chose for tensors without grad
+        self.plain_nodes: set[int] = set()
         #: parameters whose grad the function turned off before (``out.requires_grad = False``)
         self.grad_off: set[str] = set()
 
@@ -107,6 +141,15 @@ class GradModeWalker(Walker):
             and (self.imports.qualify(item.item.func) or "") in _NO_GRAD
             for item in node.items
         )
+
+    def _note_grad_test(self, node: cst.If) -> None:
+        """``if x.requires_grad: x = x + b else: x += b``: the arm the test keeps for
+        tensors without grad writes in place on purpose (a caller's state updated in
+        inference), so its writes are no summarised mutation."""
+        body, orelse = plain_arms(node.test)
+        for names, arm in ((body, node.body), (orelse, node.orelse)):
+            if names and arm is not None:
+                self.plain_nodes.update(id(inner) for inner in walk(arm))
 
     def visit_With(self, node: cst.With) -> None:
         if self._turns_grad_off(node):

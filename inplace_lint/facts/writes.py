@@ -381,7 +381,7 @@ class Writes(AnalyzerBase):
                         role=ctx.role,
                         side_effect=self._side_effect(value.arg_name, write.name),
                         groups=frozenset(v.group.id for v in tensors),
-                        under_no_grad=scope.no_grad,
+                        under_no_grad=scope.no_grad or write.no_grad,
                         inplace_guarded=bool(self._inplace_guard.depth),
                     )
                 )
