@@ -32,6 +32,10 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         write = read.write
         if write.in_state_update or id(write.node) in seen:
             continue  # a state update (init, optimizer step, EMA) writes .data on purpose
+        if read.returned_by and not _called(facts, read.returned_by):
+            # hands the caller's tensor back written, with no caller in the run to judge by:
+            # in place by contract (an initialiser's ``return tensor``), as for IPL004
+            continue
         seen.add(id(write.node))
         via = "`.detach()`" if write.via_detach else "`.data`"
         message = (
@@ -44,6 +48,12 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         yield RawFinding(
             "IPL007", write.node, write.stmt, message, ((read.read, "used again here"),)
         )
+
+
+def _called(facts: Facts, function: str) -> bool:
+    return function in facts.called or any(
+        name.rsplit(".", 1)[-1] == function for name in facts.called_elsewhere
+    )
 
 
 RULE = Rule(

@@ -109,6 +109,8 @@ class HiddenWriteRead:
     write: Write
     read: cst.CSTNode
     name: str
+    #: the function whose ``return`` is the read, handing the caller's own tensor back
+    returned_by: str = ""
 
 
 @dataclass(frozen=True, eq=False)

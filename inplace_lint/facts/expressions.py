@@ -481,7 +481,9 @@ class Expressions(AnalyzerBase):
             if id(node) in self._vanishing_reads and self._fills_minus_infinity(pending.write):
                 continue  # softmax of a -inf fill: zero gradient there either way
             pending.done = True
-            self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name))
+            back = id(node) in self._handed_back and all(v.origin == "arg" for v in values)
+            by = scope.ctx.name if back else ""  # ``return tensor``: the caller's own
+            self.facts.hidden_reads.append(ev.HiddenWriteRead(pending.write, node, name, by))
 
     def _meant_for(self, pending: _Pending, values: list[Value], node: cst.CSTNode) -> bool:
         """The write went through a loop's target into the list read here, and the read
