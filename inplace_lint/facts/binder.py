@@ -442,7 +442,7 @@ class Binder(AnalyzerBase):
         """Each arm from the same environment, then the merge; ``condition``: an ``if``'s
         test (``conditions``), whose earlier arms' values a matching test rules out;
         ``grad_off``: the arms a test on torch's grad mode runs with grad off; ``plain``: per
-        arm, the names whose tensors a ``requires_grad`` test says need no grad there;
+        arm, the names a ``requires_grad`` test says need no grad there (an in-place path);
         ``no_tensor``: per arm, the names a type test says hold no tensor there (true: a
         container); ``once``: the loop that takes arm 0 at most once, and the ``if``;
         ``test``: an ``if`` statement's test, kept for the arms it chooses (``_branch_tests``)."""
@@ -477,8 +477,6 @@ class Binder(AnalyzerBase):
             scope.no_grad = no_grad or (arm < len(grad_off) and grad_off[arm])
             names = plain[arm] if arm < len(plain) else frozenset()
             restore = _without_grad(scope.env, names)
-            # an arm a ``requires_grad`` test chose for tensors without grad is the in-place
-            # path the code keeps for them (``if x.requires_grad: x = x + b else: x += b``)
             with self._inplace_guard.raised((guarded and arm == 0) or bool(names)):
                 self._block(body)
             scope.no_grad = no_grad

@@ -109,17 +109,15 @@ class ModuleResolver:
         lists: dict[str, tuple[cst.BaseExpression, ...]] | None = None,
         held: dict[str, ModuleSpec] | None = None,
     ) -> ModuleSpec | None:
-        """The module built by ``expr``, or None if it does not build a module.
-
-        ``lists``: names of fixed literal lists, for a container built from ``*name``;
-        ``held``: the modules ``self``'s attributes hold so far, for a container whose member
-        is one (``self.conv = nn.Sequential(self.conv, nn.GELU())``)."""
+        """The module built by ``expr``, or None if it does not build a module. ``lists``:
+        names of fixed literal lists, for a container built from ``*name``; ``held``: the
+        modules ``self``'s attributes hold so far, for a container whose member is one
+        (``self.conv = nn.Sequential(self.conv, nn.GELU())``)."""
         if isinstance(expr, cst.IfExp):
             return self._either(expr, defaults)
         if not isinstance(expr, cst.Call):
             return None
-        func = expr.func
-        if isinstance(func, cst.Name) and func.value in self.foreign_modules:
+        if isinstance(func := expr.func, cst.Name) and func.value in self.foreign_modules:
             return ModuleSpec(qualname=None, node=expr, user_class=func.value)
         qualname = self.imports.qualify(func)
         if qualname is None and isinstance(func, cst.Name) and defaults:

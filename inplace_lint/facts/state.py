@@ -273,9 +273,6 @@ class AnalyzerBase:
         self._function_views: dict[str, bool] = {}  # Function class -> forward gives a view
         self._start_read_marks()
         self.resolver = ModuleResolver(self.imports, self.table, self.classes, _builders(module))
-        if project is not None:
-            shipped = {f.local for f in project.foreign if f.kind == "class"}
-            self.resolver.foreign_modules = frozenset(shipped - self.classes.keys())
         self._derived_tables()
         self._collect_attributes()
         self.facts = ev.Facts()
@@ -390,7 +387,10 @@ class AnalyzerBase:
 
     def _collect_attributes(self) -> None:
         """What each class's methods store on ``self``, with what its constructions give
-        ``__init__`` (``constructed``)."""
+        ``__init__`` (``constructed``); the module classes another file ships (project mode)."""
+        if self.project is not None:
+            shipped = {f.local for f in self.project.foreign if f.kind == "class"}
+            self.resolver.foreign_modules = frozenset(shipped - self.classes.keys())
         given = constructed_arguments(self.module, self._defs, self.classes)
         passed = constructed_modules(given, self.resolver)
         strings = constructed_strings(self.module, self.classes)
