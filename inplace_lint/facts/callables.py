@@ -73,10 +73,14 @@ class Callables(AnalyzerBase):
             return [self._mapped(node)]
         if name in ("dict", "list") and not node.args:
             return [new_value(Kind.CONTAINER, literal_container=True)]  # as ``{}``, ``[]``
-        if name in ("list", "tuple") and len(node.args) == 1 and not node.args[0].keyword:
+        if name in ("list", "tuple", "dict") and len(node.args) == 1 and not node.args[0].keyword:
             inner = self._eval(node.args[0].value)
+            named = any(v.kind is Kind.PARAM_ITER and v.origin == "named" for v in inner)
+            if name == "dict" and not named:
+                return [self._unknown(inputs=inner)]
             if any(v.kind in (Kind.PARAM_ITER, Kind.CONTAINER) for v in inner):
-                listed = new_value(Kind.CONTAINER)  # ``list(model.parameters())``
+                # ``list(model.parameters())``; ``dict(model.named_parameters())``: parameters
+                listed = new_value(Kind.CONTAINER, origin="named" if named else "")
                 listed.elements = self._iterate(inner)
                 return [listed]
             return [self._unknown(inputs=inner)]

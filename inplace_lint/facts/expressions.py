@@ -163,8 +163,9 @@ class Expressions(AnalyzerBase):
             value.items[key] = [item]
             value.elements.append(item)
             return [item]
-        if key is not None:
-            return [self._unknown()]
+        if key is not None:  # ``dict(m.named_parameters())["w"]``: any of its parameters
+            named = value.kind is Kind.CONTAINER and value.origin == "named"
+            return (value.elements if named else []) or [self._unknown()]
         if value.kind is Kind.CONTAINER:
             return value.elements or [self._unknown()]
         listed = value.module is not None and (value.module.members or value.module.member_specs)
