@@ -342,13 +342,17 @@ class Calls(AnalyzerBase):
         if mutation.key is not None:  # ``batch["ego"].div_()``: that entry
             key = mutation.key
             held = [e for v in values if v.kind is Kind.CONTAINER for e in v.items.get(key, ())]
+            # a value taken for a tensor is written too: a later read of it whole (``model(
+            # batch)``) may read the entry
+            whole = [v for v in values if v.kind is not Kind.CONTAINER]
             for value in values:  # a mapping passed whole, its entry not read here yet: the
                 mapping = value.kind is Kind.TENSOR or (  # entry a later ``batch["ego"]`` reads
                     value.kind is Kind.CONTAINER and not value.literal_container
                 )
-                if mapping and key not in value.items:
-                    held += self._element(value, key, False)
-            return [*(v for v in values if v.kind not in (Kind.CONTAINER, Kind.TENSOR)), *held]
+                if mapping and key not in value.items:  # made, not read: its kind stays
+                    value.items[key] = [self._unknown(inputs=[value])]
+                    held += value.items[key]
+            return [*whole, *held]
         return values
 
     def _metadata_call(

@@ -420,9 +420,7 @@ class Expressions(AnalyzerBase):
         subscript = self._subscript_of.get(id(node))
         position = int_index(subscript) if subscript is not None else None
         key = _string_key(subscript) if subscript is not None else None
-        # a mapping passed on whole (``model(batch)``), not handed back, reads its entries
-        whole = subscript is None and id(node) not in self._handed_back
-        held = held_elements(values, position, key, whole and not indexing, not indexing)
+        held = held_elements(values, position, key, not indexing)
         matched: list[_Pending] = []
         overwriting = id(node) in self._overwriting_reads
         for pending in () if overwriting else scope.stale:

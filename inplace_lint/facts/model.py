@@ -235,12 +235,12 @@ def slot_positions(record: Value, size: int) -> list[list[Value]] | None:
 
 
 def held_elements(
-    values: list[Value], position: int | None, key: str | None, whole: bool, literal: bool
+    values: list[Value], position: int | None, key: str | None, literal: bool
 ) -> list[tuple[int, int]]:
     """What a read of containers holds, as (group, when it was put there): of a literal
     display (``literal``: not read at an unknown index), ``x[1]`` the one stored at that
     position (or any of unknown place), all for another read; ``batch["x"]`` the item of
-    that key; any container read ``whole`` (passed on, ``model(batch)``) all it holds."""
+    that key."""
     return [
         (e.group.id, v.added.get(e.id, 0))
         for v in values
@@ -249,7 +249,7 @@ def held_elements(
             v.items.get(key, ())
             if key is not None
             else at_position(v, v.elements, position)
-            if (v.literal_container and literal) or whole
+            if v.literal_container and literal
             else ()
         )
     ]
