@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from inplace_lint.facts.walk import own_nodes
+from inplace_lint.facts.walk import own_nodes, walk
 
 #: Methods that lists, dicts and sets have and tensors do not.
 CONTAINER_METHODS = frozenset(
@@ -58,8 +58,15 @@ def _numpy_call(node: cst.Call) -> bool:
 def _container_target(
     target: cst.BaseExpression, value: cst.BaseExpression, params: set[str]
 ) -> set[str]:
-    if isinstance(target, cst.Name) and target.value in params and isinstance(value, _COLLECTIONS):
-        return {target.value}  # ``feat_idx = [0]``: rebound to a list where none was passed
+    # ``feat_idx = [0]``: rebound to a list where none was passed; not ``feats = {"0":
+    # feats[..., None]}``, which wraps the tensor passed (equiformer)
+    if (
+        isinstance(target, cst.Name)
+        and target.value in params
+        and isinstance(value, _COLLECTIONS)
+        and not any(isinstance(n, cst.Name) and n.value == target.value for n in walk(value))
+    ):
+        return {target.value}
     if (
         isinstance(target, cst.Subscript)
         and isinstance(target.value, cst.Name)
