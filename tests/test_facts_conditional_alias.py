@@ -6,7 +6,10 @@ alias was made under a ``None`` test of another parameter, a write under the opp
 never reaches it (``if cache is None: state = x`` ... ``if cache is not None:
 state.zero_()``), and a write under no test happens only on the alias's path, which a call
 passing a tensor there does not take. An entry of a mapping a helper wrote
-(``self.civ(x["cont"])``) is the entry a later ``x["cont"]`` reads. The programs run with torch.
+(``self.civ(x["cont"])``) is the entry a later ``x["cont"]`` reads, unless the function put a
+new tensor there first (torch-optimi's ``state["exp_avg"] = g.clone()`` then ``.add_()``). An
+alias made in one arm of a branch is none in the next arm (physicsnemo's ``scatter_v_wrapper``
+filling its own list there). The programs run with torch.
 """
 
 from __future__ import annotations
@@ -107,3 +110,59 @@ def test_an_entry_a_helper_wrote_is_the_entry_read_again() -> None:
     assert not run(hazard)["out"].equal(twin["out"])  # type: ignore[attr-defined]
     safe = ITEMS.format(passed='x["encoder_cont"].clone()')
     assert codes(safe) == []
+
+
+STATE = """
+import torch
+
+
+def init_state(state, param):
+    if "exp_avg" not in state:
+        state["exp_avg"] = param.detach().clone()
+        state["exp_avg"].mul_(0.5)
+
+
+def collect(states, param, out):
+    state = states["p"]
+    init_state(state, param)
+    out.append(state["exp_avg"])
+
+
+param = torch.ones(3)
+states = {"p": {}}
+out = []
+collect(states, param, out)
+kept = out[0] * 1.0
+"""
+
+SPLIT = """
+import torch
+
+
+def scatter(tensor, rank, src):
+    x_send = [None, None]
+    if rank == src:
+        scatter_list = torch.split(tensor, [2, 1])
+        scatter_list = [t.contiguous() for t in scatter_list]
+        x_send = scatter_list
+    else:
+        x_send[0] = torch.empty(0)
+    return x_send
+
+
+tensor = torch.arange(3.0)
+sent = scatter(tensor, 1, 0)
+again = tensor * 1.0
+"""
+
+
+def test_an_entry_the_function_put_there_is_its_own_tensor() -> None:
+    assert codes(STATE) == []
+    scope = run(STATE)
+    assert scope["kept"].eq(0.5).all()  # type: ignore[attr-defined]
+    assert scope["param"].eq(1.0).all()  # type: ignore[attr-defined]
+
+
+def test_an_alias_made_in_one_arm_is_no_alias_in_the_next() -> None:
+    assert codes(SPLIT) == []
+    assert run(SPLIT)["again"].equal(run(SPLIT)["tensor"])  # type: ignore[attr-defined]

@@ -314,6 +314,8 @@ class _MutationFinder(GradModeWalker):
         if name in index_of and not self.is_rebound(name) and id(node) not in self.found:
             if not self.current or id(node) in self.plain_nodes:
                 return  # the in-place path a grad test keeps for no grad: meant
+            if key is not None and self.is_rebound(f"{_UNALIASED}{name}[{key!r}]"):
+                return  # an entry this function put there: its own tensor
             unless = self.rebound_unless.get(name) if name is not None else None
             guard, wanted, none_test = self.guarded.get(id(node), unless or (None, True, False))
             aliased = self.alias_guard.get(written) if written in self.alias_of else None
@@ -568,6 +570,9 @@ class _MutationFinder(GradModeWalker):
                 and index is not None
             ):
                 self.replaced.add((sub.value.value, index))
+            key = _string_key(sub) if isinstance(sub, cst.Subscript) else None
+            if key is not None and isinstance(sub.value, cst.Name):  # ``state["m"] = g.clone()``
+                self.add_rebound({f"{_UNALIASED}{sub.value.value}[{key!r}]"})  # on this path
             if (
                 isinstance(sub, cst.Subscript)
                 and not _keyed(sub)
@@ -592,7 +597,8 @@ class _MutationFinder(GradModeWalker):
                 if bound.value in self.index_of:
                     continue
                 param = aliased_param(original_node.value, self.table)
-                param = self.alias_of.get(param, param) if param is not None else None
+                if param is not None and not self.is_rebound(_UNALIASED + param):
+                    param = self.alias_of.get(param, param)  # not once bound to another
                 if param in self.index_of and not self.is_rebound(param):
                     self.alias_of[bound.value] = param
                     self._realias(bound.value)
@@ -645,6 +651,7 @@ class _MutationFinder(GradModeWalker):
         self.rebound.discard(_UNALIASED + name)
         for arms in self.arms:
             arms.current.discard(_UNALIASED + name)
+            arms.made.add(name)  # not an alias in the arms after it
 
     def is_rebound(self, name: str) -> bool:
         """``name`` no longer holds what it did on entry, on the path being walked."""

@@ -39,10 +39,13 @@ class _Arms:
     orelse: cst.CSTNode | None = None
     #: names the test says hold no tensor in the arms after the first (``type_tests``)
     otherwise: frozenset[str] = frozenset()
+    #: local aliases of parameters made in the arm being walked: none in the next arm
+    made: set[str] = field(default_factory=set)
 
     def next_arm(self) -> None:
         self.done.append(self.current)
-        self.current = set(self.otherwise)
+        self.current = set(self.otherwise) | {_UNALIASED + name for name in self.made}
+        self.made = set()
 
 
 def opted_out(test: cst.BaseExpression) -> bool:
