@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from inplace_lint.facts.summaries import Mutation
 
 
-#: marks, among the names an arm rebinds, a local alias bound to something else there
+#: marks, among the names an arm rebinds, a local alias bound to something else there; with
+#: ``[key]`` after the name, an entry of a mapping parameter the function replaced there
 _UNALIASED = "\0"
 
 
