@@ -57,3 +57,32 @@ def test_a_caller_differentiating_the_written_tensor_is_still_reported() -> None
     assert codes(hazard) == [(6, "IPL007")]
     twin = run(CALLED.format(write="t = t * s"))
     assert not run(hazard)["a"].grad.equal(twin["a"].grad)  # type: ignore[attr-defined]
+
+
+TO_IMAGE = """
+import torch
+
+
+def tensor2img(tensor, min_max=(0, 1)):
+    if torch.is_tensor(tensor):
+        tensor = [tensor]
+    result = []
+    for _tensor in tensor:
+        _tensor = _tensor.squeeze(0).float().detach().cpu().clamp_(*min_max)
+        _tensor = (_tensor - min_max[0]) / (min_max[1] - min_max[0])
+        result.append(_tensor)
+    return result
+
+"""
+
+
+def torch_randn(shape: tuple[int, ...]) -> object:
+    return pytest.importorskip("torch").randn(shape)
+
+
+def test_a_read_of_the_detached_alias_is_no_use_autograd_records() -> None:
+    # pyiqa's ``tensor2img``: the name is rebound to the detached, clamped tensor and read
+    # again as such; nothing reads the tensor of the graph after the hidden write
+    assert [c for c in codes(TO_IMAGE) if c[1] == "IPL007"] == []
+    images = run(TO_IMAGE)["tensor2img"](torch_randn((1, 3, 4, 4)))  # type: ignore[operator]
+    assert float(images[0].max()) <= 1.0

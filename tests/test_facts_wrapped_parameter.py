@@ -7,6 +7,7 @@ writes the caller's tensor. A parameter rebound to a collection that does not me
 
 from __future__ import annotations
 
+import pytest
 from programs import codes, run
 
 MODEL = """
@@ -56,3 +57,27 @@ def test_a_parameter_rebound_to_an_unrelated_list_is_a_container() -> None:
         .replace('self.to_out(feats["0"][..., 0])', "self.to_out(pos_emb)")
     )
     assert codes(source) == []
+
+
+GROWN = """
+import torch
+
+
+def attend(scores, att_prev_list=None):
+    if att_prev_list is None:
+        att_prev_list = torch.ones_like(scores)
+        att_prev_list = [att_prev_list / scores.shape[-1]]
+    w = torch.softmax(scores + sum(att_prev_list), dim=-1)
+    att_prev_list += [w]
+    return w, att_prev_list
+
+"""
+
+
+def test_a_parameter_grown_by_a_list_is_a_list() -> None:
+    # funasr's coverage attention: ``att_prev_list += [w]`` extends the caller's list
+    assert codes(GROWN) == []
+    torch = pytest.importorskip("torch")
+    history = [torch.zeros(2, 5)]
+    run(GROWN)["attend"](torch.randn(2, 5), history)  # type: ignore[operator]
+    assert len(history) == 2

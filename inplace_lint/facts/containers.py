@@ -31,6 +31,10 @@ def container_params(func: cst.FunctionDef) -> frozenset[str]:
                 found |= _container_target(target.target, node.value, params)
         elif kind is cst.Comparison:
             found |= _none_checked_element(node, params) | _membership_tested(node, params)
+        elif kind is cst.AugAssign and isinstance(node.value, cst.List | cst.ListComp):
+            target = node.target  # ``att_prev_list += [w]``: a list grown, not a tensor
+            if isinstance(target, cst.Name) and target.value in params:
+                found.add(target.value)
         elif kind is cst.Call and type(node.func) is cst.Attribute:
             owner = node.func.value
             if (

@@ -475,8 +475,8 @@ class Expressions(AnalyzerBase):
         for pending in scope.hidden:
             if pending.done or now <= pending.seq or not groups & pending.groups:
                 continue
-            if id(node) in self._untracked_reads:
-                continue  # ``x.data`` / ``x.detach()``: autograd records no use of x here
+            if id(node) in self._untracked_reads or not any(v.grad for v in values if v.is_tensor):
+                continue  # ``x.data``, ``x.detach()``, its detached alias: no use autograd records
             if id(node) in self._vanishing_reads and self._fills_minus_infinity(pending.write):
                 continue  # softmax of a -inf fill: zero gradient there either way
             pending.done = True
