@@ -203,9 +203,12 @@ class _Resolver:
         f = self._file(index)
         kind = "function" if name in f.defs else "class"
         offset = f.defs[name] if kind == "function" else f.classes[name]
-        source = _definition(f.text, offset)
-        writer = source if kind == "function" or source is None else _forward_of(source)
-        if source is None or writer is None or not _MAY_WRITE.search(writer):
+        defined = _definition(f.text, offset)
+        if defined is None:
+            return None
+        source, node = defined
+        writer = source if kind == "function" else _forward_of(source, node)
+        if writer is None or not _MAY_WRITE.search(writer):
             return None
         line = f.text.count("\n", 0, offset) + 1
         if f.imports is None:
@@ -313,18 +316,19 @@ def _instance_called(text: str, local: str) -> bool:
     return any(_called(text, m.group(1)) for m in assigned.finditer(text))
 
 
-def _forward_of(source: str) -> str | None:
-    """The source of the ``forward`` method of the class ``source`` defines, if any."""
+def _forward_of(source: str, node: ast.stmt) -> str | None:
+    """The source of the ``forward`` method of the class ``node`` (parsed from ``source``)
+    defines, if any."""
     lines = source.splitlines(keepends=True)
-    for statement in ast.parse(source).body[0].body:  # type: ignore[attr-defined]
+    for statement in node.body if isinstance(node, ast.ClassDef) else ():
         if isinstance(statement, ast.FunctionDef) and statement.name == "forward":
             return "".join(lines[statement.lineno - 1 : statement.end_lineno])
     return None
 
 
-def _definition(text: str, offset: int) -> str | None:
+def _definition(text: str, offset: int) -> tuple[str, ast.stmt] | None:
     """The top-level ``def`` or ``class`` at ``offset`` with its decorators, if it parses on
-    its own."""
+    its own, and its tree."""
     start = offset
     while start > 0:
         previous = text.rfind("\n", 0, start - 1) + 1
@@ -350,7 +354,7 @@ def _definition(text: str, offset: int) -> str | None:
     defined = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     if len(body) != 1 or not isinstance(body[0], defined):
         return None
-    return source
+    return source, body[0]
 
 
 def _import_lines(text: str) -> list[str]:
