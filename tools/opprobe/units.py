@@ -24,13 +24,21 @@ KINDS: dict[str, Callable[[str], Any]] = {
     "method": collect.method_entry,
     "inplace": collect.inplace_check,
     "module": lambda name: collect.module_entry(name.removeprefix("torch.nn.")),
-    "factory": lambda name: collect.is_factory(name.removeprefix("torch.")),
+    "factory": lambda name: _factory(name.removeprefix("torch.")),
     "property": collect.is_view_property,
     "modargs": lambda name: collect.module_args_entry(name.removeprefix("torch.nn.")),
     "alias": aliasing.aliasing,
     "twin": aliasing.has_twin,
     "modalias": lambda name: aliasing.module_aliasing(name.removeprefix("torch.nn.")),
+    "overwrites": collect.overwrites,
 }
+
+
+def _factory(name: str) -> list[bool]:
+    """``[factory, metadata_only]`` for ``torch.<name>``: run as one unit, so that a probe which
+    breaks the device (a CUDA device-side assert) takes only its own unit with it."""
+    found = bool(collect.is_factory(name))
+    return [found, found and collect.reads_metadata_only(name)]
 
 
 def all_units(detail: bool = False) -> list[str]:
@@ -44,6 +52,7 @@ def all_units(detail: bool = False) -> list[str]:
     units += [f"alias:{name}" for name in (*collect.function_names(), *collect.method_names())]
     units += [f"twin:{name}" for name in collect.inplace_method_names()]
     units += [f"modalias:torch.nn.{name}" for name in collect.module_names()]
+    units += [f"overwrites:{name}" for name in collect.inplace_method_names()]
     if detail:
         units += [f"modargs:torch.nn.{name}" for name in collect.module_names()]
     return units
@@ -104,7 +113,7 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
     modules = {name: result["entry"] for name, result in probed if result["entry"] is not None}
     eval_only = [name for name, result in probed if result["eval_only"]]
     log(f"modules: {len(modules)} (probed in eval mode: {eval_only})")
-    factories = [name for name, found in grouped["factory"] if found]
+    factories = [name for name, found in grouped["factory"] if found and found[0]]
     log(f"factories: {len(factories)}")
     view_methods = {
         name for name, entry in methods.items() if entry["view"] and not name.startswith("__")
@@ -121,13 +130,15 @@ def assemble(units: list[str], results: Results, log: Log = lambda message: None
         "factory_functions": factories,
         "metadata_factories": sorted(
             f"torch.{name.removeprefix('torch.')}"
-            for name in factories
-            if collect.reads_metadata_only(name.removeprefix("torch."))
+            for name, found in grouped["factory"]
+            if found and found[1]
         ),
         "uninitialized": sorted(
             name for name in (*factories, *methods) if collect.returns_uninitialized(name)
         ),
-        "overwrites": sorted(name for name in inplace_methods if collect.overwrites(name)),
+        "overwrites": sorted(
+            name for name, found in grouped["overwrites"] if found and name in inplace_methods
+        ),
         "tensor_attributes": collect.tensor_attributes(),
         "tensor_properties": collect.property_names(),
         "module_wrappers": sorted(collect.module_wrappers()),
