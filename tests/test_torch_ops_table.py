@@ -275,3 +275,71 @@ def test_aliasing_sections(
 ) -> None:
     assert set(present) <= set(table[section])
     assert not set(absent) & set(table[section])
+
+
+def test_probes_that_run_while_assembling_are_isolated_units(tmp_path: Path) -> None:
+    """Every probe runs as a unit in the isolated workers, also ``overwrites`` and the
+    factories' metadata check: run in the parent while the table was assembled, a CUDA
+    device-side assert there (``bernoulli_`` given a probability outside [0, 1]) took the
+    whole CUDA table down on an H200. Checked here on the CPU through the isolated path."""
+    pytest.importorskip("torch")
+    out = tmp_path / "part.json"
+    names = "fill_,zero_,add_,zeros,zeros_like"
+    command = [sys.executable, str(GENERATOR), "--isolate", "--only", names, "--output", str(out)]
+    subprocess.run(command, check=True, cwd=ROOT, timeout=300, capture_output=True)
+    part = json.loads(out.read_text())
+    assert part["overwrites"] == ["fill_", "zero_"]
+    assert part["metadata_factories"] == ["torch.zeros_like"]
+    assert part["factory_functions"] == ["torch.zeros", "torch.zeros_like"]
+    sys.path.insert(0, str(ROOT / "tools"))
+    from opprobe import units
+
+    assert "overwrites:bernoulli_" in units.all_units()
+
+
+RMS_WEIGHT_WRITE = """\
+import torch
+import torch.nn.functional as F
+
+p = torch.ones(4, requires_grad=True)
+w = p * 1
+y = F.rms_norm(torch.rand(2, 4), (4,), w)
+w.mul_(0.5)
+y.sum().backward()
+"""
+
+
+def test_device_overlay_adds_what_cuda_functions_keep() -> None:
+    """Probed on an H200 (torch 2.11): the fused CUDA ``rms_norm`` keeps its weight when only
+    the weight needs grad; the CPU kernel does not. The program runs clean on this CPU and
+    raises on CUDA (``bench/CUDA.md``); the finding names the device."""
+    torch = pytest.importorskip("torch")
+    from inplace_lint.engine import lint_source
+    from inplace_lint.facts.ops import load_table
+
+    info = load_table().functions["torch.nn.functional.rms_norm"]
+    assert (info.device_alone, info.device_saves) == (frozenset({"weight"}), "cuda")
+    (finding,) = lint_source(RMS_WEIGHT_WRITE, "rms.py")
+    assert (finding.code, finding.line) == ("IPL001", 7)
+    assert "F.rms_norm on CUDA" in finding.message
+    namespace: dict[str, Any] = {}
+    exec(compile(RMS_WEIGHT_WRITE, "rms.py", "exec"), namespace)  # clean on the CPU
+    assert namespace["p"].grad.shape == (4,) and torch.isfinite(namespace["p"].grad).all()
+
+
+def test_function_overlay_applies_only_where_the_cpu_side_still_matches() -> None:
+    from inplace_lint.facts.ops import OpInfo, with_op_devices
+
+    info = OpInfo(("input", "weight"), frozenset({"input", "weight"}), False, False, None, None)
+    info = OpInfo(**{**info.__dict__, "saves_alone": frozenset({"input"})})
+    overlay = {
+        "devices": ["cpu", "cuda"],
+        "functions": {"f": {"saves_alone": {"cpu": ["input"], "cuda": ["input", "weight"]}}},
+    }
+    merged = with_op_devices({"f": info}, overlay, {"f": {"saves_alone": ["input"]}}, "functions")
+    assert merged["f"].saves_alone == {"input", "weight"}
+    assert merged["f"].device_alone == {"weight"}
+    stale = with_op_devices({"f": info}, overlay, {"f": {"saves_alone": []}}, "functions")
+    assert stale["f"] == info
+    present = {"devices": ["cpu", "cuda"], "functions": {"f": {"present": {"cpu": True}}}}
+    assert with_op_devices({"f": info}, present, {"f": {}}, "functions")["f"] == info

@@ -3,8 +3,8 @@
 The knowledge is generated from real torch by ``tools/gen_torch_ops.py`` and shipped as
 ``inplace_lint/data/torch_ops.json`` (probed on CPU), with ``torch_ops_devices.json`` beside
 it: what the same torch saves differently on another device (``tools/ops_by_device.py
---ship``, run where a GPU was lent). The table read here is their union, a module's extra
-saves marked with the device that makes them. This module only reads files, so the static
+--ship``, run where a GPU was lent). The table read here is their union, a module's or an
+op's extra saves marked with the device that makes them. This module only reads files, so the static
 checker never needs torch installed.
 """
 
@@ -63,6 +63,12 @@ class OpInfo:
     max_args: int | None = None
     #: the parameters only a tensor may fill (``torch.norm``'s ``input``; not ``pow``'s)
     tensor_params: frozenset[str] = frozenset()
+    #: the devices whose kernels keep more than the CPU's do ("cuda"), or "" when none
+    device_saves: str = ""
+    #: the names in ``saves_alone`` only those devices' kernels keep alone
+    device_alone: frozenset[str] = frozenset()
+    #: the names in ``saves`` only those devices' kernels keep at all
+    device_kept: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -205,7 +211,7 @@ def with_devices(
 
     ``overlay`` (``torch_ops_devices.json``) may come from another torch version than the CPU
     table ``base``: a difference is applied only where its CPU side still matches ``base``.
-    Only the saves of modules are applied (the one kind of difference measured so far)."""
+    Functions and methods: ``with_op_devices``."""
     reference, *others = overlay.get("devices", ["cpu"])
     merged = dict(modules)
     for key, fields in overlay.get("modules", {}).items():
@@ -226,16 +232,48 @@ def with_devices(
     return merged
 
 
+def with_op_devices(
+    ops: dict[str, OpInfo], overlay: dict[str, Any], base: dict[str, Any], section: str
+) -> dict[str, OpInfo]:
+    """``ops`` (the ``section`` of functions or methods) with the inputs other devices' kernels
+    keep added (``rms_norm``'s ``weight``, kept on CUDA when only its input needs grad), each
+    marked as a device's; applied, as for modules, only where the CPU side still matches."""
+    reference, *others = overlay.get("devices", ["cpu"])
+    merged = dict(ops)
+    for key, fields in overlay.get(section, {}).items():
+        info, raw = merged.get(key), base.get(key, {})
+        usable = {"saves", "saves_alone"}
+        if info is None or not fields or set(fields) - usable:
+            continue
+        if any(sorted(raw.get(f, ())) != sorted(v.get(reference) or ()) for f, v in fields.items()):
+            continue
+        extra = {f: {n for d in others for n in v.get(d) or ()} for f, v in fields.items()}
+        saves = info.saves | extra.get("saves", set())
+        alone = info.saves_alone | extra.get("saves_alone", set())
+        devices = sorted({d for v in fields.values() for d in others if v.get(d)})
+        merged[key] = replace(
+            info,
+            saves=frozenset(saves),
+            saves_alone=frozenset(alone),
+            device_saves=", ".join(devices),
+            device_alone=frozenset(alone - info.saves_alone),
+            device_kept=frozenset(saves - info.saves),
+        )
+    return merged
+
+
 @cache
 def load_table() -> OpTable:
     """Load the shipped table, with its device overlay, once per process."""
-    raw = _read("torch_ops.json")
+    raw, overlay = _read("torch_ops.json"), _read("torch_ops_devices.json")
     modules = {k: _module(v) for k, v in raw.get("modules", {}).items()}
+    functions = {k: _op(v) for k, v in raw.get("functions", {}).items()}
+    methods = {k: _op(v) for k, v in raw.get("methods", {}).items()}
     return OpTable(
         torch_version=raw.get("torch_version", "?"),
-        functions={k: _op(v) for k, v in raw.get("functions", {}).items()},
-        methods={k: _op(v) for k, v in raw.get("methods", {}).items()},
-        modules=with_devices(modules, _read("torch_ops_devices.json"), raw.get("modules", {})),
+        functions=with_op_devices(functions, overlay, raw.get("functions", {}), "functions"),
+        methods=with_op_devices(methods, overlay, raw.get("methods", {}), "methods"),
+        modules=with_devices(modules, overlay, raw.get("modules", {})),
         inplace_methods=frozenset(raw.get("inplace_methods", ())),
         view_methods=frozenset(raw.get("view_methods", ())),
         view_functions=frozenset(raw.get("view_functions", ())),

@@ -291,7 +291,10 @@ class TorchSemantics(AnalyzerBase):
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
             if not name.startswith("*"):
                 alone = name in info.saves_alone
-                self._save_operand(values, others, alone, op, node, results)
+                device = info.device_saves.upper()
+                label = f"{op} on {device}" if name in info.device_kept else op
+                device = device if name in info.device_alone else ""
+                self._save_operand(values, others, alone, label, node, results, device)
                 continue
             # ``einsum(eq, a, b)``: each operand of a star parameter is one input, kept for the
             # others' gradients (the table's probe gave them grad together: no own saves told)
@@ -307,10 +310,12 @@ class TorchSemantics(AnalyzerBase):
         op: str,
         node: cst.CSTNode,
         results: list[Value],
+        device: str = "",
     ) -> None:
         """Save ``values`` (one parameter's tensors) where the op keeps them: for the
         gradient of ``others`` that need grad, or for their own (``alone``: the table says
-        the op keeps that input when it alone needs grad)."""
+        the op keeps that input when it alone needs grad). ``device``: the device whose
+        kernel alone keeps it that way (named in the message when only it saves)."""
         if not others and op.rsplit(".", 1)[-1] in _SAVES_INPUT_FOR_OTHER:
             return  # ``x * 2``, ``x / n``: x is kept only for the gradient of a tensor other
         # kept for another input's gradient only when that input is a tensor (a value not
@@ -319,11 +324,13 @@ class TorchSemantics(AnalyzerBase):
         # assumed one (``L @ x`` with a Laplacian passed beside the features) may need none
         sure_others = [v for v in others if (v.sure or self._evident_arg(v)) and not v.grad_assumed]
         for_others = bool(others) and self._grad_of(sure_others) == 2
-        own = not others and self._grad_of(values) == 2
+        own = plain = not others and self._grad_of(values) == 2
         if alone and self._grad_of(values) == 2:
             own = not for_others  # kept for its own gradient (``gather``'s input)
         if not (for_others or own):
             return
+        if device and not for_others and not plain:
+            op = f"{op} on {device}"  # kept only by that device's kernel
         for value in values:
             self._save(value, op, node, "input", results, own=own)
 
@@ -521,7 +528,16 @@ class TorchSemantics(AnalyzerBase):
         if info is not None and not _indices_only(qualified, args[1:]):
             saves = info.saves_out_of_place if info.saves_out_of_place is not None else info.saves
             patched = OpInfo(
-                info.params, saves, info.view, False, None, None, saves_alone=info.saves_alone
+                info.params,
+                saves,
+                info.view,
+                False,
+                None,
+                None,
+                saves_alone=info.saves_alone,
+                device_saves=info.device_saves,
+                device_alone=info.device_alone,
+                device_kept=info.device_kept,
             )
             self._record_saves(
                 patched, self._bind_args(info, None, args), [result], node, short_name(qualified)
