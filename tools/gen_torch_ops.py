@@ -34,6 +34,8 @@ inspects the autograd graph they build:
   ``saves_parameters: false`` (present only then) where moving every parameter's version
   counter before backward (as an optimizer step does) leaves backward working
   (``nn.Embedding`` keeps its indices, not its weight).
+  ``parameters``: the names of the module's own parameters as the probe built it (``weight``,
+  ``bias``; ``in_proj_weight``; ``weight_ih_l0``), present only when it has some.
 * functions and modules with an ``inplace`` parameter describe ``inplace=True`` and add
   ``*_out_of_place`` keys for the default. Dropout-like ops are probed in training mode.
 * ``tensor_params`` (functions; present only when not empty): the positional parameters only

@@ -156,6 +156,10 @@ class ModuleResolver:
         if qualname in _VIEW_MODULES or (qualname in _DROPOUTS and _zero_rate(expr)):
             # ``nn.Dropout(0.0, inplace=True)`` returns its input untouched: torch skips p == 0
             return ModuleSpec(qualname=qualname, node=expr, is_view=True, has_parameters=False)
+        return self._torch_module(qualname, expr)
+
+    def _torch_module(self, qualname: str, expr: cst.Call) -> ModuleSpec | None:
+        """A ``torch.nn`` module built by ``expr``, as the op table describes its class."""
         info = self.table.modules.get(qualname)
         if info is None:
             if qualname in _NN_TENSOR_CLASSES:
@@ -177,6 +181,7 @@ class ModuleResolver:
             saves_result=info.saves_result if inplace else info.saves_result_out_of_place,
             has_parameters=info.has_parameters,
             saves_parameters=info.saves_parameters,
+            parameters=info.parameters,
             saved_outputs=info.saved_outputs,
             outputs=info.outputs,
             device_outputs=info.device_outputs,
@@ -480,8 +485,8 @@ def collect_classes(
     for name, facts in found.items():
         for base in bases.get(name, []):
             info = table.modules.get(base) if table is not None else None
-            if info is not None and info.has_parameters:
-                facts.parameters |= {"weight", "bias"}
+            if info is not None:
+                facts.parameters |= set(info.parameters)
         kinds = kind_of(name)
         if not kinds and "forward" in facts.methods and bases.get(name):
             kinds.add("module")  # ``class XModel(XPreTrainedModel)``: a module from elsewhere

@@ -112,6 +112,8 @@ class ModuleSpec:
     has_parameters: bool = True
     #: its forward's graph keeps its parameters (no for ``nn.Embedding``)
     saves_parameters: bool = True
+    #: a torch module: the names of its own parameters, as the op table records them
+    parameters: tuple[str, ...] = ()
     is_view: bool = False  # Flatten, Identity and the like return their input or a view
     user_class: str | None = None  # a module class defined in the same file
     #: same-file module classes this attribute may hold (assigned on different paths)

@@ -91,6 +91,8 @@ class ModuleInfo:
     device_outputs: tuple[int, ...] = ()
     #: its graph keeps its parameters (``Linear``: yes; ``Embedding``: no, only the indices)
     saves_parameters: bool = True
+    #: the names of its own parameters, as torch built it (``weight``, ``in_proj_weight``)
+    parameters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,12 @@ class OpTable:
 
     def is_inplace_method(self, name: str) -> bool:
         return name in self.inplace_methods and name not in NON_WRITING_METHODS
+
+    @cached_property
+    def parameter_names(self) -> frozenset[str]:
+        """Every name a ``torch.nn`` module gives one of its own parameters (``weight``,
+        ``in_proj_bias``, ``weight_hh_l0``): what ``m.<name>`` is on a module of unknown class."""
+        return frozenset(name for info in self.modules.values() for name in info.parameters)
 
     @cached_property
     def function_namespaces(self) -> frozenset[str]:
@@ -196,6 +204,7 @@ def _module(raw: dict[str, Any]) -> ModuleInfo:
         saved_outputs=tuple(raw.get("saved_outputs", ())),
         outputs=int(raw.get("outputs", 0)),
         saves_parameters=bool(raw.get("saves_parameters", True)),
+        parameters=tuple(raw.get("parameters", ())),
     )
 
 

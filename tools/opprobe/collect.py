@@ -283,6 +283,8 @@ def module_entry(name: str) -> dict[str, Any] | None:
         entry["outputs"] = outcome.outputs
     if outcome.has_parameters and not outcome.saves_parameters:  # ``Embedding``
         entry["saves_parameters"] = False
+    if outcome.parameters:  # its own parameters by name, as built by the recipe that ran
+        entry["parameters"] = list(outcome.parameters)
     if entry["inplace_param"] is not None:
         entry["inplace_param"]["index"] -= 1  # drop ``self``
         inplace_outcome = probe_module(cls, recipe, True, train)

@@ -204,6 +204,8 @@ class ModuleOutcome:
     #: the graph keeps the module's parameters (a write to one between forward and
     #: backward breaks it): ``Linear`` and ``Conv2d`` do, ``Embedding`` does not
     saves_parameters: bool = True
+    #: the names of its own parameters (``weight``, ``in_proj_weight``, ``weight_ih_l0``)
+    parameters: tuple[str, ...] = ()
 
 
 def probe_module(
@@ -240,6 +242,7 @@ def probe_module(
         saved_outputs=tuple(sorted(positions)),
         outputs=len(result) if isinstance(result, tuple | list) else 0,
         saves_parameters=keeps_parameters(module, outs),
+        parameters=tuple(sorted(name for name, _ in module.named_parameters(recurse=False))),
     )
 
 
