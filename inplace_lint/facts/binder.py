@@ -152,14 +152,39 @@ class Binder(AnalyzerBase):
 
     def _bind(self, name: str, values: list[Value]) -> None:
         scope = self.scope
+        kept = self._kept_arms(name, values)
         scope.env[name] = values
         scope.bindings[name] = self._next()
         scope.bound_inplace.pop(name, None)
         scope.arms.pop(name, None)
         # ``t = a if c else b``: each value only on its arm of ``c``
         chosen = {v.id: self._chosen[v.id] for v in values if v.id in self._chosen}
+        chosen = {**kept, **chosen}
         if chosen and len(values) > 1:
             scope.arms[name] = chosen
+
+    def _kept_arms(self, name: str, values: list[Value]) -> dict[int, tuple[tuple[int, int], ...]]:
+        """``tp = sum_tensor(tp, axes)`` where ``tp`` held a tensor only on some arms (the one
+        an earlier ``if square: tp = tp ** 2`` did not take) and the call may hand that very
+        tensor back: the name still holds it on those arms only, unless another name holds it
+        on other arms (``orig = tp`` before the branch)."""
+        scope = self.scope
+        old = scope.arms.get(name)
+        if not old:
+            return {}
+        kept: dict[int, tuple[tuple[int, int], ...]] = {}
+        for value in values:
+            chain = old.get(value.id)
+            if chain is None:
+                continue
+            for other, held in scope.env.items():
+                if other == name or not any(v is value for v in held):
+                    continue
+                theirs = scope.arms.get(other, {}).get(value.id, ())
+                chain = tuple(p for p in chain if p in theirs)
+            if chain:
+                kept[value.id] = chain
+        return kept
 
     def _bind_params(self, params: Sequence[cst.Param]) -> None:
         ctx = self.scope.ctx

@@ -272,8 +272,14 @@ class Statements(AnalyzerBase):
     def _return_arms(self, node: cst.BaseExpression, values: list[Value]) -> None:
         """``return score`` where ``score`` holds a tensor only on some arms of an earlier
         branch (the one before ``if scale: score = scale * score``): a caller binding the
-        result holds it on those arms only, as for ``a if c else b``."""
-        tags = self.scope.arms.get(node.value, {}) if isinstance(node, cst.Name) else {}
+        result holds it on those arms only, as for ``a if c else b``; likewise each name of
+        a returned tuple (``return tp, fp``), which a caller unpacks."""
+        names = node.elements if isinstance(node, cst.Tuple | cst.List) else [node]
+        tags: dict[int, tuple[tuple[int, int], ...]] = {}
+        for element in names:
+            item = element.value if isinstance(element, cst.Element) else element
+            if isinstance(item, cst.Name):
+                tags.update(self.scope.arms.get(item.value, {}))
         for value in values:
             if value.id in tags:
                 self._chosen.setdefault(value.id, tags[value.id])
