@@ -205,6 +205,8 @@ class Binder(AnalyzerBase):
             function = self._passed_function(name, position) or self._given_function(name)
             if function is not None:  # every call passes this same-file function
                 value = new_value(Kind.OTHER, function, origin="def")
+            elif value.origin == "arg" and self._passed_plain(name, position):
+                value = new_value(Kind.OTHER, name, origin="closure")  # a function, no model
             torch_function = self._given_torch_function(name) if function is None else None
             if torch_function is not None:  # every construction passes this torch function
                 value = function_value(torch_function)

@@ -21,6 +21,8 @@ the file gives one string literal (``constructed.constructed_strings``).
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from inplace_lint.facts.call_shapes import Args, builds_over_parameters, lambda_map
@@ -28,8 +30,10 @@ from inplace_lint.facts.constructed import string_literal
 from inplace_lint.facts.model import Kind, Value, new_value
 from inplace_lint.facts.op_extras import _METADATA_CALLS
 from inplace_lint.facts.state import AnalyzerBase
+from inplace_lint.facts.walk import nested_scope, own_nodes, walk
 
 FUNCTION_ORIGIN = "torch_def"
+_BUILTINS = frozenset(vars(builtins))
 NONE_ORIGIN = "none"  # the value of ``None``: never what a call is made on
 #: namespaces whose attributes ``getattr`` may name (``getattr(F, "relu")``)
 _NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg")
@@ -47,10 +51,34 @@ class Callables(AnalyzerBase):
         given_back = self._record_call(name, node, args)
         if given_back:
             return given_back
+        made = returned_functions(self.functions[name]) if name in self.functions else None
+        if made is not None and all(self._runs_no_model(f) for f in made):
+            return [new_value(Kind.OTHER, name, origin="closure")]  # a closure, not a model
         inlined = self._inline_call(name, args)
         if inlined is not None:
             return inlined
         return [self._unknown_callable(name, values, args)]
+
+    def _runs_no_model(self, func: cst.FunctionDef | cst.Lambda) -> bool:
+        """Every call in ``func``'s own body is of something imported (torch's functions, a
+        project helper), a Python builtin, a same-file plain function or a tensor method the
+        op table knows; none of a value it holds (``model(x)``, ``self.net(x)``, ``fn(x)``),
+        which may be a model whose output needs grad. So a closure of ``autograd.grad`` calls
+        or ``lambda v: v * 2`` runs no model."""
+        for node in walk(func.body, skip=nested_scope):
+            if not isinstance(node, cst.Call):
+                continue
+            callee = node.func
+            if self.imports.qualify(callee) is not None:
+                continue
+            if isinstance(callee, cst.Name) and (
+                callee.value in self.functions or callee.value in _BUILTINS
+            ):
+                continue
+            if isinstance(callee, cst.Attribute) and callee.attr.value in self.table.methods:
+                continue
+            return False
+        return True
 
     def _unknown_callable(self, name: str, values: list[Value] | None, args: Args) -> Value:
         """What a call of a name the file does not define gives: an optimizer over the
@@ -130,3 +158,30 @@ class Callables(AnalyzerBase):
 def function_value(qualified: str) -> Value:
     """The value of an expression that names the torch function ``qualified``."""
     return new_value(Kind.OTHER, qualified, origin=FUNCTION_ORIGIN)
+
+
+def returned_functions(func: cst.FunctionDef) -> list[cst.FunctionDef | cst.Lambda] | None:
+    """The functions ``func`` makes and hands back, when every ``return`` gives one: a
+    lambda, or a name only a ``def`` in its own body binds (``build_hvp`` returning its
+    ``_eval``); None otherwise."""
+    nested: dict[str, cst.FunctionDef] = {}
+    assigned: set[str] = set()
+    for node in own_nodes(func):
+        if isinstance(node, cst.FunctionDef) and node is not func:
+            nested[node.name.value] = node
+        elif isinstance(node, cst.AssignTarget | cst.AugAssign | cst.AnnAssign) and isinstance(
+            node.target, cst.Name
+        ):
+            assigned.add(node.target.value)
+    found: list[cst.FunctionDef | cst.Lambda] = []
+    for node in own_nodes(func):
+        if type(node) is not cst.Return:
+            continue
+        value = node.value
+        if isinstance(value, cst.Lambda):
+            found.append(value)
+        elif isinstance(value, cst.Name) and value.value in nested:
+            found.append(nested[value.value])
+        else:
+            return None
+    return found if found and not set(nested) & assigned else None

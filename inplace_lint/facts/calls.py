@@ -245,6 +245,7 @@ class Calls(AnalyzerBase):
                 keyed.append((key, values))
                 self._note_passed_module(callee, key, values)
                 self._note_passed_function(callee, key, arg.value)
+                self._note_passed_plain(callee, key, arg.value, values)
                 passed = self.facts.passed_tensor.setdefault((callee, key), False)
                 self.facts.passed_tensor[(callee, key)] = passed or any(
                     v.kind is Kind.TENSOR for v in values

@@ -23,6 +23,10 @@ from inplace_lint.facts.state import AnalyzerBase
 
 _T = TypeVar("_T")
 
+#: the origins of values that are plain functions: a same-file or nested ``def``, a closure a
+#: same-file function handed back, a torch function held as a value
+PLAIN = frozenset({"def", "closure", "torch_def"})
+
 
 class Passed(AnalyzerBase):
     """The room that notes what calls pass and instantiates parameters with it."""
@@ -53,6 +57,27 @@ class Passed(AnalyzerBase):
         if name is not None and (name not in self.functions or _shadowed(name, self.scope.env)):
             name = None
         _agree(self.arg_functions.setdefault(callee, {}), key, name)
+
+    def _note_passed_plain(
+        self, callee: str, key: int | str, passed: cst.BaseExpression, values: list[Value]
+    ) -> None:
+        """Whether this call passes a plain function at ``key``: a lambda, or values that are
+        all functions (a nested ``def``, a closure a same-file function returned, a torch
+        function), none a module."""
+        plain = (isinstance(passed, cst.Lambda) and self._runs_no_model(passed)) or (
+            bool(values) and all(v.kind is Kind.OTHER and v.origin in PLAIN for v in values)
+        )
+        _agree(self.arg_plain.setdefault(callee, {}), key, plain or None)
+
+    def _passed_plain(self, name: str, position: int) -> bool:
+        """Every same-file call of this plain function passes a plain function for this
+        parameter (``_conjugate_gradient(f_Ax, b)`` after ``f_Ax = build_hvp(...)``)."""
+        ctx = self.scope.ctx
+        if ctx.node is None or ctx.cls is not None:
+            return False
+        passed = self.arg_plain.get(ctx.name, {})
+        found = [passed[key] for key in (position, name) if key in passed]
+        return bool(found) and all(found)
 
     def _note_passed_optimizers(
         self, callee: str, keyed: list[tuple[int | str, list[Value]]]

@@ -349,6 +349,9 @@ class AnalyzerBase:
         #: function name -> argument position or keyword -> the same-file function every call
         #: analysed so far passed there (``train(g, d, loss_fn=loss_nonsaturating)``)
         self.arg_functions: dict[str, dict[int | str, str | None]] = {}
+        #: per callee and key: every call passes a plain function there (a lambda, a nested
+        #: ``def``, a closure a same-file function made): calling it runs no model
+        self.arg_plain: dict[str, dict[int | str, bool | None]] = {}
         #: function name -> argument position or keyword of an optimizer -> the positions or
         #: keywords of the modules, passed beside it, whose parameters it updates
         self.arg_optimizers: dict[str, dict[int | str, frozenset[int | str] | None]] = {}
