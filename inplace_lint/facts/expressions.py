@@ -188,6 +188,7 @@ class Expressions(ReadApart):
 
     def _eval_display(self, node: cst.List | cst.Tuple | cst.Set) -> list[Value]:
         container = new_value(Kind.CONTAINER, literal_container=True)
+        container.py_list = isinstance(node, cst.List)
         start = self._next()
         held: list[tuple[str, cst.Name, set[int], int]] = []
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
@@ -273,7 +274,9 @@ class Expressions(ReadApart):
         return [self._unknown()]
 
     def _eval_comprehension(self, node: cst.BaseExpression) -> list[Value]:
-        return [self._comprehension(node)]
+        container = self._comprehension(node)
+        container.py_list = isinstance(node, cst.ListComp)
+        return [container]
 
     def _stale_in_display(
         self, start: int, held: list[tuple[str, cst.Name, set[int], int]]
@@ -367,8 +370,12 @@ class Expressions(ReadApart):
                     advanced = advanced or isinstance(
                         index, cst.List | cst.ListComp | cst.Comparison
                     )
+                    # a tensor, a bool mask, or a Python list (``x[idx]`` after ``idx = []``)
                     advanced = advanced or any(
-                        (v.kind is Kind.TENSOR and v.sure) or v.dtype == "bool" for v in values
+                        (v.kind is Kind.TENSOR and v.sure)
+                        or v.dtype == "bool"
+                        or (v.kind is Kind.CONTAINER and v.py_list)
+                        for v in values
                     )
                 else:
                     for part in (element.slice.lower, element.slice.upper, element.slice.step):

@@ -184,6 +184,8 @@ class Value:
     module: ModuleSpec | None = None
     first_use: int | None = None
     literal_container: bool = False
+    #: a Python list (a display or a list comprehension): as an index, advanced indexing
+    py_list: bool = False
     added: dict[int, int] = field(default_factory=dict)  # element id -> when it was stored
     #: element id -> the constant position a subscript store put it at (``xs[1] = y``)
     slots: dict[int, int] = field(default_factory=dict)
