@@ -10,7 +10,7 @@ events: saves for backward, in-place writes, reads after writes, backward calls.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
@@ -48,6 +48,7 @@ from inplace_lint.facts.ops import (
     OpTable,
 )
 from inplace_lint.facts.optimizers import Optimizers
+from inplace_lint.facts.param_aliases import hands_back
 from inplace_lint.facts.passed import Passed
 from inplace_lint.facts.scoped_names import ScopedNames
 from inplace_lint.facts.state import Context, _Scope
@@ -213,13 +214,17 @@ class Analyzer(
         to a same-file function writing it writes it too (``forward(batch)`` calling
         ``self.normalize(batch["ego"])``). Whether any summary grew."""
         by_name = {name: mutations for name, (mutations, _) in self.summaries.items()}
+        passes = self._passes
         grew = False
         for func in [*self._plain, *(m for c in self.classes.values() for m in c.methods.values())]:
             cls = owners.get(id(func))
-            if (cls is not None and cls.is_function) or not _calls_any(func, by_name):
+            if cls is not None and cls.is_function:
+                continue
+            if not (_calls_any(func, by_name) or _calls_any(func, passes)):
                 continue
             skip_first = cls is not None and not _is_static(func)
-            callees = Callees(by_name, cls.name if cls is not None else None, self._method_owners)
+            owner = cls.name if cls is not None else None
+            callees = Callees(by_name, owner, self._method_owners, passes)
             summary = summarize(func, skip_first, self.imports, self.table, callees)
             own = f"{cls.name}.{func.name.value}" if cls is not None else func.name.value
             if len(summary) > len(by_name.get(own, ())):
@@ -227,6 +232,13 @@ class Analyzer(
                 self._publish_summary(func, cls, summary, containers)
                 grew = True
         return grew
+
+    @functools.cached_property
+    def _passes(self) -> dict[str, frozenset[int]]:
+        """The same-file plain functions that may hand back one of their parameters (a
+        ``_summarize_through`` round reads a name bound to their result as that argument)."""
+        found = {func.name.value: hands_back(func, self.table) for func in self._plain}
+        return {name: positions for name, positions in found.items() if positions}
 
     @functools.cached_property
     def _plain(self) -> list[cst.FunctionDef]:
@@ -323,7 +335,7 @@ class Analyzer(
 _THROUGH_ROUNDS = 3
 
 
-def _calls_any(func: cst.FunctionDef, names: dict[str, Sequence[Mutation]]) -> bool:
+def _calls_any(func: cst.FunctionDef, names: Mapping[str, object]) -> bool:
     """Whether ``func`` calls a function (or ``self`` method) of one of these names."""
     for node in own_nodes(func):
         if type(node) is cst.Call:

@@ -19,7 +19,7 @@ from inplace_lint.facts.conditions import _negated
 from inplace_lint.facts.heuristics import compiled_for_arrays
 from inplace_lint.facts.names import ImportTable
 from inplace_lint.facts.ops import OpTable, is_inplace_name
-from inplace_lint.facts.param_aliases import aliased_param, data_root
+from inplace_lint.facts.param_aliases import aliased_param, returns
 from inplace_lint.facts.summary_guards import (
     _UNALIASED,
     GradModeWalker,
@@ -51,6 +51,8 @@ class Callees:
     owner: str | None = None
     #: method name -> the one same-file plain class defining it (``AnalyzerBase._method_owners``)
     owners: Mapping[str, str] = field(default_factory=dict)
+    #: same-file function -> the positions of the parameters it may hand back (``hands_back``)
+    passes: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     def lookup(self, func: cst.BaseExpression) -> tuple[str, Sequence[Mutation]] | None:
         """The callee's name and its writes, for a call to a summarised same-file function."""
@@ -258,6 +260,7 @@ class _MutationFinder(GradModeWalker):
     ) -> None:
         self.func = func
         self.callees = callees
+        self._passes = callees.passes if callees is not None else None
         self.imports = imports
         self.table = table
         self.index_of = {name: i for i, name in enumerate(params)}
@@ -596,7 +599,7 @@ class _MutationFinder(GradModeWalker):
                 self.unpacked.pop(bound.value, None)
                 if bound.value in self.index_of:
                     continue
-                param = aliased_param(original_node.value, self.table)
+                param = aliased_param(original_node.value, self.table, self._passes)
                 if param is not None and not self.is_rebound(_UNALIASED + param):
                     param = self.alias_of.get(param, param)  # not once bound to another
                 if param in self.index_of and not self.is_rebound(param):
@@ -616,7 +619,7 @@ class _MutationFinder(GradModeWalker):
             if (
                 isinstance(name, cst.Name)
                 and name.value in self.index_of
-                and aliased_param(original_node.value, self.table) == name.value
+                and aliased_param(original_node.value, self.table, self._passes) == name.value
             ):  # ``x = x.unsqueeze(0) if x.dim() == 2 else x``: still the caller's tensor
                 names_bound.discard(name.value)
                 if (
@@ -758,30 +761,6 @@ def may_write(nodes: Iterable[cst.CSTNode], table: OpTable) -> bool:
                 if arg.keyword is not None and arg.keyword.value in ("inplace", "out"):
                     return True
     return False
-
-
-def returns(func: cst.FunctionDef) -> tuple[bool, frozenset[str]]:
-    """Whether ``func`` returns a value, and the names its return values are rooted at."""
-    gives = False
-    roots: set[str] = set()
-    for node in own_nodes(func):
-        if type(node) is not cst.Return or node.value is None:
-            continue
-        if isinstance(node.value, cst.Name) and node.value.value == "None":
-            continue
-        gives = True
-        values: list[cst.BaseExpression] = [node.value]
-        while values:
-            value = values.pop()
-            if isinstance(value, cst.IfExp):
-                values += [value.body, value.orelse]
-            elif isinstance(value, cst.Tuple):
-                values += [e.value for e in value.elements]
-            else:
-                name = data_root(value)
-                if name is not None:
-                    roots.add(name)
-    return gives, frozenset(roots)
 
 
 def _keyed(node: cst.Subscript) -> bool:
