@@ -59,6 +59,12 @@ class ModuleResults(AnalyzerBase):
             if value.kind is Kind.TENSOR:
                 element.grad = value.grad  # as computed (an index or a mask needs none)
                 self._kept_output(value, element, class_name, node)
+        for key, values in computed.items.items():  # ``return {"logits": logits}``: by key
+            record.items[key] = [
+                element
+                for element, value in zip(record.elements, computed.elements, strict=True)
+                if any(value is v for v in values)
+            ]
         return record
 
     def _kept_output(self, value: Value, element: Value, class_name: str, node: cst.Call) -> None:
