@@ -23,7 +23,7 @@ from inplace_lint.facts.heuristics import (
     other_annotation,
 )
 from inplace_lint.facts.ledger import Pending as _Pending
-from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.model import INSTANCE_ORIGIN, Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
@@ -207,6 +207,8 @@ class Binder(AnalyzerBase):
                 value = new_value(Kind.OTHER, function, origin="def")
             elif value.origin == "arg" and self._passed_plain(name, position):
                 value = new_value(Kind.OTHER, name, origin="closure")  # a function, no model
+            elif value.origin == "arg" and (instance := self._passed_instance(name, position)):
+                value = new_value(Kind.OTHER, instance, origin=INSTANCE_ORIGIN)
             torch_function = self._given_torch_function(name) if function is None else None
             if torch_function is not None:  # every construction passes this torch function
                 value = function_value(torch_function)

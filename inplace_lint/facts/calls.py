@@ -246,6 +246,7 @@ class Calls(AnalyzerBase):
                 self._note_passed_module(callee, key, values)
                 self._note_passed_function(callee, key, arg.value)
                 self._note_passed_plain(callee, key, arg.value, values)
+                self._note_passed_instance(callee, key, values)
                 passed = self.facts.passed_tensor.setdefault((callee, key), False)
                 self.facts.passed_tensor[(callee, key)] = passed or any(
                     v.kind is Kind.TENSOR for v in values

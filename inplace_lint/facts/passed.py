@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import libcst as cst
 
-from inplace_lint.facts.model import Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.model import INSTANCE_ORIGIN, Kind, ModuleSpec, Value, new_value
 from inplace_lint.facts.state import AnalyzerBase
 
 _T = TypeVar("_T")
@@ -68,6 +68,23 @@ class Passed(AnalyzerBase):
             bool(values) and all(v.kind is Kind.OTHER and v.origin in PLAIN for v in values)
         )
         _agree(self.arg_plain.setdefault(callee, {}), key, plain or None)
+
+    def _note_passed_instance(self, callee: str, key: int | str, values: list[Value]) -> None:
+        """The same-file plain class this call passes an instance of at ``key`` (built by its
+        constructor: ``flip = RandomVerticalFlip(p=0.5)``), if one."""
+        classes = {v.group.name for v in values if v.origin == INSTANCE_ORIGIN}
+        one = len(classes) == 1 and all(v.origin == INSTANCE_ORIGIN for v in values)
+        _agree(self.arg_instances.setdefault(callee, {}), key, classes.pop() if one else None)
+
+    def _passed_instance(self, name: str, position: int) -> str | None:
+        """The same-file plain class every same-file call of this plain function passes an
+        instance of for this parameter: calling it calls that class's ``__call__``."""
+        ctx = self.scope.ctx
+        if ctx.node is None or ctx.cls is not None:
+            return None
+        passed = self.arg_instances.get(ctx.name, {})
+        found = {passed[key] for key in (position, name) if key in passed}
+        return found.pop() if len(found) == 1 else None
 
     def _passed_plain(self, name: str, position: int) -> bool:
         """Every same-file call of this plain function passes a plain function for this

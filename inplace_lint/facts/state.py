@@ -352,6 +352,8 @@ class AnalyzerBase:
         #: per callee and key: every call passes a plain function there (a lambda, a nested
         #: ``def``, a closure a same-file function made): calling it runs no model
         self.arg_plain: dict[str, dict[int | str, bool | None]] = {}
+        #: per callee and key: the same-file plain class every call passes an instance of
+        self.arg_instances: dict[str, dict[int | str, str | None]] = {}
         #: function name -> argument position or keyword of an optimizer -> the positions or
         #: keywords of the modules, passed beside it, whose parameters it updates
         self.arg_optimizers: dict[str, dict[int | str, frozenset[int | str] | None]] = {}
