@@ -123,3 +123,15 @@ def test_a_closure_that_calls_what_it_holds_may_run_a_model() -> None:
     assert codes(HAZARD) == [(34, "IPL001")]
     with pytest.raises(RuntimeError, match=IN_PLACE_ERROR):
         run(HAZARD)
+
+
+def test_a_nested_def_passed_directly_may_run_a_model() -> None:
+    """A ``def`` handed over as it is (not made by a helper whose closures were checked) may
+    call a model: its caller's parameter stays a possible model."""
+    source = HAZARD.replace(
+        "    f_Ax = build_model_product(model)\n",
+        "    def f_Ax(vector):\n        return model(vector.view(3, 3)).reshape(-1)\n\n",
+    )
+    assert (34, "IPL001") in codes(source)
+    with pytest.raises(RuntimeError, match=IN_PLACE_ERROR):
+        run(source)

@@ -23,9 +23,10 @@ from inplace_lint.facts.state import AnalyzerBase
 
 _T = TypeVar("_T")
 
-#: the origins of values that are plain functions: a same-file or nested ``def``, a closure a
-#: same-file function handed back, a torch function held as a value
-PLAIN = frozenset({"def", "closure", "torch_def"})
+#: the origins of values that are functions running no model: a closure a same-file function
+#: handed back (``Callables._runs_no_model`` checked what it makes), a torch function held as a
+#: value; not any ``def`` (its body may call a model)
+PLAIN = frozenset({"closure", "torch_def"})
 
 
 class Passed(AnalyzerBase):
@@ -61,8 +62,8 @@ class Passed(AnalyzerBase):
     def _note_passed_plain(
         self, callee: str, key: int | str, passed: cst.BaseExpression, values: list[Value]
     ) -> None:
-        """Whether this call passes a plain function at ``key``: a lambda, or values that are
-        all functions (a nested ``def``, a closure a same-file function returned, a torch
+        """Whether this call passes a function that runs no model at ``key``: such a lambda, or
+        values that are all such functions (a closure a same-file function returned, a torch
         function), none a module."""
         plain = (isinstance(passed, cst.Lambda) and self._runs_no_model(passed)) or (
             bool(values) and all(v.kind is Kind.OTHER and v.origin in PLAIN for v in values)
