@@ -259,6 +259,15 @@ def held_elements(
     ]
 
 
+def instance_class(values: list[Value] | None) -> str | None:
+    """The same-file plain class whose constructor built every one of ``values`` (values of
+    origin ``INSTANCE_ORIGIN``, named by their class), when it is one; else None."""
+    classes = {v.group.name for v in values or () if v.origin == INSTANCE_ORIGIN}
+    if len(classes) != 1 or any(v.origin != INSTANCE_ORIGIN for v in values or ()):
+        return None
+    return classes.pop()
+
+
 def at_position(container: Value, elements: list[Value], index: int | None) -> list[Value]:
     """``record[1]``: of a container's elements, those that may sit at the constant ``index``:
     the one stored there (a display's, a module's tuple result's) and any of unknown place

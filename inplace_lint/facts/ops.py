@@ -241,6 +241,10 @@ def with_devices(
     return merged
 
 
+#: the fields of an op's overlay row the linter applies (others, ``present``, are not saves)
+_OP_DEVICE_FIELDS = frozenset({"saves", "saves_alone"})
+
+
 def with_op_devices(
     ops: dict[str, OpInfo], overlay: dict[str, Any], base: dict[str, Any], section: str
 ) -> dict[str, OpInfo]:
@@ -251,8 +255,7 @@ def with_op_devices(
     merged = dict(ops)
     for key, fields in overlay.get(section, {}).items():
         info, raw = merged.get(key), base.get(key, {})
-        usable = {"saves", "saves_alone"}
-        if info is None or not fields or set(fields) - usable:
+        if info is None or not fields or set(fields) - _OP_DEVICE_FIELDS:
             continue
         if any(sorted(raw.get(f, ())) != sorted(v.get(reference) or ()) for f, v in fields.items()):
             continue

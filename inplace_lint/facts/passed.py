@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import libcst as cst
 
-from inplace_lint.facts.model import INSTANCE_ORIGIN, Kind, ModuleSpec, Value, new_value
+from inplace_lint.facts.model import Kind, ModuleSpec, Value, instance_class, new_value
 from inplace_lint.facts.state import AnalyzerBase
 
 _T = TypeVar("_T")
@@ -73,29 +73,31 @@ class Passed(AnalyzerBase):
     def _note_passed_instance(self, callee: str, key: int | str, values: list[Value]) -> None:
         """The same-file plain class this call passes an instance of at ``key`` (built by its
         constructor: ``flip = RandomVerticalFlip(p=0.5)``), if one."""
-        classes = {v.group.name for v in values if v.origin == INSTANCE_ORIGIN}
-        one = len(classes) == 1 and all(v.origin == INSTANCE_ORIGIN for v in values)
-        _agree(self.arg_instances.setdefault(callee, {}), key, classes.pop() if one else None)
+        _agree(self.arg_instances.setdefault(callee, {}), key, instance_class(values))
 
     def _passed_instance(self, name: str, position: int) -> str | None:
         """The same-file plain class every same-file call of this plain function passes an
         instance of for this parameter: calling it calls that class's ``__call__``."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return None
-        passed = self.arg_instances.get(ctx.name, {})
-        found = {passed[key] for key in (position, name) if key in passed}
+        found = set(self._passed_at(self.arg_instances, name, position))
         return found.pop() if len(found) == 1 else None
 
     def _passed_plain(self, name: str, position: int) -> bool:
         """Every same-file call of this plain function passes a plain function for this
         parameter (``_conjugate_gradient(f_Ax, b)`` after ``f_Ax = build_hvp(...)``)."""
+        found = self._passed_at(self.arg_plain, name, position)
+        return bool(found) and all(found)
+
+    def _passed_at(
+        self, table: dict[str, dict[int | str, _T]], name: str, position: int
+    ) -> list[_T]:
+        """What the same-file calls of the plain function being analysed pass for this
+        parameter, by position and by keyword (as ``_agree`` kept it); nothing in a method,
+        whose parameters are not instantiated this way."""
         ctx = self.scope.ctx
         if ctx.node is None or ctx.cls is not None:
-            return False
-        passed = self.arg_plain.get(ctx.name, {})
-        found = [passed[key] for key in (position, name) if key in passed]
-        return bool(found) and all(found)
+            return []
+        passed = table.get(ctx.name, {})
+        return [passed[key] for key in (position, name) if key in passed]
 
     def _note_passed_optimizers(
         self, callee: str, keyed: list[tuple[int | str, list[Value]]]
@@ -116,12 +118,8 @@ class Passed(AnalyzerBase):
     def _bind_passed_optimizers(self, names: list[str]) -> None:
         """A parameter every same-file call passes an optimizer for, built from the
         parameters of modules passed beside it: an optimizer of those parameters here."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return
-        passed = self.arg_optimizers.get(ctx.name, {})
         for index, name in enumerate(names):
-            found = [passed[key] for key in (index, name) if key in passed]
+            found = self._passed_at(self.arg_optimizers, name, index)
             if not found or found[0] is None:
                 continue
             modules = [
@@ -140,22 +138,14 @@ class Passed(AnalyzerBase):
     def _passed_function(self, name: str, position: int) -> str | None:
         """The same-file function every same-file call of this plain function passes for
         this parameter (``train(g, d, x, loss_nonsaturating)``), by position or keyword."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return None
-        passed = self.arg_functions.get(ctx.name, {})
-        found = {passed[key] for key in (position, name) if key in passed}
+        found = set(self._passed_at(self.arg_functions, name, position))
         return found.pop() if len(found) == 1 else None
 
     def _passed_module(self, name: str, position: int) -> ModuleSpec | None:
         """The same-file module class instance that every same-file call of this plain
         function passes for this parameter (``grad_cam(model, x)`` after
         ``model = SmallCNN()``), by position or by keyword."""
-        ctx = self.scope.ctx
-        if ctx.node is None or ctx.cls is not None:
-            return None
-        passed = self.arg_modules.get(ctx.name, {})
-        found = [passed[key] for key in (position, name) if key in passed]
+        found = self._passed_at(self.arg_modules, name, position)
         if not found or any(spec is None for spec in found):
             return None
         specs = {spec.user_class for spec in found if spec is not None}

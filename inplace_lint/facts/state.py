@@ -349,8 +349,8 @@ class AnalyzerBase:
         #: function name -> argument position or keyword -> the same-file function every call
         #: analysed so far passed there (``train(g, d, loss_fn=loss_nonsaturating)``)
         self.arg_functions: dict[str, dict[int | str, str | None]] = {}
-        #: per callee and key: every call passes a plain function there (a lambda, a nested
-        #: ``def``, a closure a same-file function made): calling it runs no model
+        #: per callee and key: every call passes a function that runs no model there (such a
+        #: lambda, a closure a same-file function made, a torch function; ``Passed.PLAIN``)
         self.arg_plain: dict[str, dict[int | str, bool | None]] = {}
         #: per callee and key: the same-file plain class every call passes an instance of
         self.arg_instances: dict[str, dict[int | str, str | None]] = {}

@@ -50,13 +50,13 @@ from inplace_lint.facts.classes import ClassFacts, literal_bool
 from inplace_lint.facts.effects import Effect
 from inplace_lint.facts.model import (
     FLOW,
-    INSTANCE_ORIGIN,
     Group,
     Kind,
     ModuleSpec,
     SaveRecord,
     Value,
     Write,
+    instance_class,
     new_value,
     slot_positions,
 )
@@ -463,10 +463,7 @@ class Steps(AnalyzerBase):
         """``mitigator(embeddings, direction)`` on an instance of a same-file plain class
         (built by its constructor here): a call of its ``__call__``, whose parameters then
         know what this call passes. None for any other call."""
-        classes = {v.group.name for v in values or () if v.origin == INSTANCE_ORIGIN}
-        if len(classes) != 1 or any(v.origin != INSTANCE_ORIGIN for v in values or ()):
-            return None
-        cls = self.classes.get(classes.pop() or "")
+        cls = self.classes.get(instance_class(values) or "")
         if cls is None or "__call__" not in cls.methods:
             return None
         args = self._args(node)

@@ -291,9 +291,9 @@ class TorchSemantics(AnalyzerBase):
             others = [v for n, vs in tensor_params.items() if n != name for v in vs]
             if not name.startswith("*"):
                 alone = name in info.saves_alone
-                device = info.device_saves.upper()
-                label = f"{op} on {device}" if name in info.device_kept else op
-                device = device if name in info.device_alone else ""
+                devices = info.device_saves.upper()
+                label = f"{op} on {devices}" if name in info.device_kept else op
+                device = devices if name in info.device_alone else ""
                 self._save_operand(values, others, alone, label, node, results, device)
                 continue
             # ``einsum(eq, a, b)``: each operand of a star parameter is one input, kept for the
