@@ -1,0 +1,144 @@
+# label: hazard silent
+# why: Before the fix, convert_ndc_to_screen reshapes the caller's intrinsic matrix (a view) and rescales it with `K[:, 0, 0] *= ...` etc., so NewAttributeCameras.to_screen(), which should return a new screen camera, also rewrites self.K of the NDC camera; the NDC keypoint loss computed afterwards with the original camera projects with screen intrinsics (the commit clones K first).
+# source: https://github.com/open-mmlab/mmhuman3d/commit/894bebef2f983d30f032865cbd2004f472e0f44a
+from typing import Iterable, Optional, Tuple, Union
+
+import torch
+import torch.nn as nn
+
+
+def convert_ndc_to_screen(
+        K: torch.Tensor,
+        resolution: Union[int, Tuple[int, int], torch.Tensor],
+        sign: Optional[Iterable[int]] = None,
+        is_perspective: bool = True) -> torch.Tensor:
+    """Convert intrinsic matrix from ndc to screen."""
+    sign = [1, 1, 1] if sign is None else sign
+    if not isinstance(K, torch.Tensor):
+        raise TypeError(f'K should be `torch.Tensor`, type(K): {type(K)}')
+    if K.ndim == 2:
+        K = K[None].reshape(-1, 4, 4)
+    elif K.ndim == 3:
+        K = K.reshape(-1, 4, 4)
+    else:
+        raise ValueError(f'Wrong ndim of K: {K.ndim}')
+
+    if isinstance(resolution, (int, float)):
+        w_dst = h_dst = resolution
+    else:
+        h_dst, w_dst = resolution
+    aspect_ratio = w_dst / h_dst
+    K[:, 0, 0] *= w_dst / 2  # <-- IPL004
+    K[:, 1, 1] *= h_dst / 2  # <-- IPL004
+    if aspect_ratio > 1:
+        K[:, 0, 0] /= aspect_ratio  # <-- IPL004
+    else:
+        K[:, 1, 1] *= aspect_ratio  # <-- IPL004
+    if is_perspective:
+        K[:, 0, 2] *= sign[0]  # <-- IPL004
+        K[:, 1, 2] *= sign[1]  # <-- IPL004
+        K[:, 0, 2] = (K[:, 0, 2] + 1) * (w_dst / 2)  # <-- IPL004
+        K[:, 1, 2] = (K[:, 1, 2] + 1) * (h_dst / 2)  # <-- IPL004
+    else:
+        K[:, 0, 3] *= sign[0]  # <-- IPL004
+        K[:, 1, 3] *= sign[1]  # <-- IPL004
+        K[:, 0, 3] = (K[:, 0, 3] + 1) * (w_dst / 2)  # <-- IPL004
+        K[:, 1, 3] = (K[:, 1, 3] + 1) * (h_dst / 2)  # <-- IPL004
+    return K
+
+
+class NewAttributeCameras:
+    """Reduced from mmhuman3d's pytorch3d-based cameras: K (N, 4, 4), R, T."""
+
+    def __init__(self, K, R=None, T=None, in_ndc=True, resolution=None, is_perspective=True):
+        N = K.shape[0]
+        self.K = K
+        self.R = torch.eye(3)[None].repeat(N, 1, 1) if R is None else R
+        self.T = torch.zeros(N, 3) if T is None else T
+        self._in_ndc = in_ndc
+        self.image_size = resolution
+        self._is_perspective = is_perspective
+
+    def in_ndc(self):
+        return self._in_ndc
+
+    def is_perspective(self):
+        return self._is_perspective
+
+    def get_image_size(self):
+        return self.image_size
+
+    def transform_points(self, points):
+        """world points (N, V, 3) -> (N, V, 2) in the camera's image space."""
+        points_view = points @ self.R + self.T[:, None]
+        homo = torch.cat([points_view, torch.ones_like(points_view[..., :1])], dim=-1)
+        proj = homo @ self.K.transpose(1, 2)
+        return proj[..., :2] / proj[..., 3:4]
+
+    def to_screen(self, **kwargs):
+        """Convert to screen."""
+        if self.in_ndc():
+            image_size = self.get_image_size()
+            if image_size is None:
+                image_size = kwargs.get('image_size')
+            K = convert_ndc_to_screen(
+                K=self.K,
+                resolution=self.image_size,
+                is_perspective=self.is_perspective())
+            return self.__class__(
+                K=K,
+                R=self.R,
+                T=self.T,
+                in_ndc=False,
+                resolution=image_size,
+                is_perspective=self.is_perspective())
+        else:
+            print('Redundant operation, already in screen.')
+
+
+def build_ndc_cameras(focal_length, principal_point, resolution):
+    N = focal_length.shape[0]
+    K = torch.zeros(N, 4, 4)
+    K[:, 0, 0] = focal_length[:, 0]
+    K[:, 1, 1] = focal_length[:, 1]
+    K[:, 0, 2] = principal_point[:, 0]
+    K[:, 1, 2] = principal_point[:, 1]
+    K[:, 2, 3] = 1
+    K[:, 3, 2] = 1
+    return NewAttributeCameras(K=K, in_ndc=True, resolution=resolution)
+
+
+class SMPLifyJoints(nn.Module):
+    """Stand-in for the fitted body: template joints plus a learnable global translation."""
+
+    def __init__(self, num_joints=6):
+        super().__init__()
+        self.register_buffer('template', torch.randn(num_joints, 3) * 0.3)
+        self.transl = nn.Parameter(torch.tensor([[0.0, 0.0, 3.0]]))
+
+    def forward(self, batch_size):
+        return self.template[None].expand(batch_size, -1, -1) + self.transl[:, None]
+
+
+def main():
+    torch.manual_seed(0)
+    resolution = (64, 96)
+    cameras = build_ndc_cameras(
+        focal_length=torch.tensor([[1.6, 1.6], [1.8, 1.8]]),
+        principal_point=torch.tensor([[0.05, -0.02], [0.0, 0.03]]),
+        resolution=resolution)
+    body = SMPLifyJoints()
+    gt_kp2d_screen = torch.rand(2, 6, 2) * torch.tensor([96.0, 64.0])
+    gt_kp2d_ndc = torch.rand(2, 6, 2) * 2 - 1
+
+    screen_cameras = cameras.to_screen()
+    joints = body(2)
+    pred_screen = screen_cameras.transform_points(joints)
+    pred_ndc = cameras.transform_points(joints)
+    loss = ((pred_screen - gt_kp2d_screen) / 96.0).pow(2).mean() + (pred_ndc - gt_kp2d_ndc).pow(2).mean()
+    loss.backward()
+    return loss, pred_ndc, pred_screen, body.transl.grad
+
+
+loss, pred_ndc, pred_screen, transl_grad = main()
+print(float(loss))
