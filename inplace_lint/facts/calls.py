@@ -24,6 +24,7 @@ from inplace_lint.facts.hooks import HOOK_VIEW
 from inplace_lint.facts.model import (
     INSTANCE_ORIGIN,
     MAX_HELD,
+    NUMPY_ORIGIN,
     Kind,
     ModuleSpec,
     Value,
@@ -64,6 +65,9 @@ class Calls(AnalyzerBase):
             if qualified in VANISHING_FUNCTIONS and node.args and node.args[0].keyword is None:
                 self._vanishing_reads.add(id(node.args[0].value))
             return self._torch_call(qualified, node)
+        if qualified is not None and qualified.split(".", 1)[0] == "numpy":
+            self._args(node)  # its arguments are read
+            return [new_value(Kind.OTHER, qualified, origin=NUMPY_ORIGIN)]
         if qualified == "itertools.chain":  # ``chain(g.parameters(), e.parameters())``
             chained = new_value(Kind.CONTAINER)
             chained.elements = [v for _, _, vs in self._args(node) for v in vs]
@@ -255,9 +259,13 @@ class Calls(AnalyzerBase):
                     self.facts.passed_container.add((callee, key))
             tensors = [v for v in values if v.kind is Kind.TENSOR]
             if tensors:
-                grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
                 sure = self.arg_sure.setdefault(grads_key, {})  # every call: a sure tensor
                 sure[key] = sure.get(key, True) and all(v.sure for v in tensors)
+            # a list of tensors passed whole (``pad_batch([a, b])``): the callee reads its
+            # elements through the parameter, so they give its grad as a tensor would
+            tensors += _held_tensors(values)
+            if tensors:
+                grads[key] = max(grads.get(key, 0), max(v.grad for v in tensors))
                 if any(v.grad == 2 and not v.grad_assumed for v in tensors):
                     self.arg_certain.setdefault(grads_key, {})[key] = True
         self._note_passed_optimizers(callee, keyed)
@@ -457,6 +465,8 @@ class Calls(AnalyzerBase):
             args = self._args(node)
             return [new_value(Kind.OTHER)]
         args = self._args(node)
+        if receiver and all(v.origin == NUMPY_ORIGIN for v in receiver):
+            return [new_value(Kind.OTHER, method, origin=NUMPY_ORIGIN)]  # ``a.astype(np.int8)``
         kinds = {v.kind for v in receiver}
         if method == "apply" and isinstance(func.value, cst.Name):
             applied = self._function_apply(func.value.value, args)
@@ -765,3 +775,17 @@ class Calls(AnalyzerBase):
             for name in spec.classes if spec is not None else ():
                 self.facts.checkpointed.setdefault(f"{name}.forward", node)
         return [self._unknown(inputs=[v for _, _, vs in args[1:] for v in vs], sure=True)]
+
+
+def _held_tensors(values: list[Value], depth: int = 2) -> list[Value]:
+    """The tensors that containers among ``values`` are known to hold, in containers they
+    hold too (a list of dicts of tensors), ``depth`` levels down."""
+    found: list[Value] = []
+    for value in values:
+        if value.kind is not Kind.CONTAINER:
+            continue
+        held = [*value.elements, *(x for item in value.items.values() for x in item)]
+        found += [e for e in held if e.kind is Kind.TENSOR]
+        if depth > 1:
+            found += _held_tensors(held, depth - 1)
+    return found

@@ -49,6 +49,7 @@ from inplace_lint.facts.ops import (
 )
 from inplace_lint.facts.optimizers import Optimizers
 from inplace_lint.facts.param_aliases import hands_back
+from inplace_lint.facts.params import Params
 from inplace_lint.facts.passed import Passed
 from inplace_lint.facts.scoped_names import ScopedNames
 from inplace_lint.facts.state import Context, _Scope
@@ -88,6 +89,7 @@ class Analyzer(
     Writes,
     FunctionSaves,
     Passed,
+    Params,
     Binder,
     Foreign,
     LateCallers,
@@ -259,12 +261,28 @@ class Analyzer(
         )
         self._note_returned_saves(scope)
         self._note_returned_flows(scope)
+        self._note_closures(func, scope)
         if cls is not None and ctx.name == "__init__":
             self._publish_init(scope, cls)
         elif cls is not None:
             # ``initialize()`` building what no other method assigns: its optimizers too
             self._publish_init(scope, cls, only=assigned_only_by(cls.node, func))
             self._publish_attributes(scope, cls)
+
+    def _note_closures(self, func: cst.FunctionDef, scope: _Scope) -> None:
+        """The modules ``func``'s names hold, for the functions it defines to read as free
+        names (``def f(x): y, _ = model(x)`` inside a function given ``model``); only
+        modules: a tensor a closure writes is the enclosing call's, judged there."""
+        inner = [node for node in own_nodes(func) if type(node) is cst.FunctionDef]
+        if not inner:
+            return
+        held = {
+            name: modules
+            for name, values in scope.env.items()
+            if (modules := [v for v in values if v.kind is Kind.MODULE])
+        }
+        for node in inner:
+            self._closure_values[id(node)] = held
 
     def _context(self, func: cst.FunctionDef, cls: ClassFacts | None) -> Context:
         name = func.name.value

@@ -157,6 +157,7 @@ class Expressions(ReadApart):
             # (a parameter taken for a tensor only by its place, ``forward(self, batch)``,
             # says nothing of what its items hold)
             item = self._unknown(inputs=[value], sure=value.sure and value.origin != "arg")
+            item.grad_assumed = value.grad_assumed  # an item of what was assumed to need grad
             value.kind = Kind.CONTAINER
             value.items[key] = [item]
             value.elements.append(item)
@@ -165,7 +166,7 @@ class Expressions(ReadApart):
             named = value.kind is Kind.CONTAINER and value.origin == "named"
             return (value.elements if named else []) or [self._unknown()]
         if value.kind is Kind.CONTAINER:
-            return value.elements or [self._unknown()]
+            return value.elements or [self._unknown_element(value)]
         listed = value.module is not None and (value.module.members or value.module.member_specs)
         if value.kind is Kind.MODULE and listed:
             return self._list_members(value)

@@ -152,6 +152,12 @@ class ModuleSpec:
 OWNED = "owned_saved"
 #: an instance of a same-file plain class, built by its constructor (``Mitigator(True)``)
 INSTANCE_ORIGIN = "instance"
+#: the origin of a tensor taken from an argument of unknown kind (a list of tensors, most
+#: often) whose callers pass tensors that require grad: unknown but for its grad
+ELEMENT_ORIGIN = "element"
+#: the origin of what a numpy function or a method of its result gives: an array or a
+#: number, never a tensor
+NUMPY_ORIGIN = "numpy"
 
 #: the role of a mark that a function's parameter leaves in the history of what is computed
 #: from it: no save, only a trace of which parameters a result came from
@@ -172,15 +178,18 @@ class Value:
     #: keeps its other operand for this one's gradient
     grad_assumed: bool = False
     leaf: bool = False
-    origin: str = (
-        ""  # "arg", "grad_output", "saved", OWNED, "fn_input", "def", INSTANCE_ORIGIN or ""
-    )
+    #: "arg", "grad_output", "saved", OWNED, "fn_input", "def", INSTANCE_ORIGIN, ELEMENT_ORIGIN,
+    #: NUMPY_ORIGIN or ""
+    origin: str = ""
     arg_name: str = ""
     via_data: bool = False
     via_detach: bool = False
     hist: set[SaveRecord] = field(default_factory=set)
     elements: list[Value] = field(default_factory=list)
     items: dict[str, list[Value]] = field(default_factory=dict)  # string-keyed entries
+    #: for a container whose elements are unknown (a parameter): the grad of the tensors
+    #: every call puts in it (``pad_batch([a, b])``), which each element read carries
+    element_grad: int = 1
     module: ModuleSpec | None = None
     first_use: int | None = None
     literal_container: bool = False

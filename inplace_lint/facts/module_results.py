@@ -58,6 +58,11 @@ class ModuleResults(AnalyzerBase):
                 element.hist = set(saves)
             if value.kind is Kind.TENSOR:
                 element.grad = value.grad  # as computed (an index or a mask needs none)
+                # the very tensor the forward made: surely a tensor where it is one there,
+                # and one of a multi-view op's views where it is one (``mean, logvar =
+                # x.chunk(2)`` returned: torch refuses the caller's in-place write to it)
+                element.sure = element.sure or value.sure
+                element.multi_view = value.multi_view
                 self._kept_output(value, element, class_name, node)
         for key, values in computed.items.items():  # ``return {"logits": logits}``: by key
             record.items[key] = [

@@ -44,6 +44,7 @@ from inplace_lint.facts.ledger import Pending as _Pending
 from inplace_lint.facts.ledger import next_id
 from inplace_lint.facts.memo import FunctionMemo
 from inplace_lint.facts.model import (
+    ELEMENT_ORIGIN,
     Group,
     Kind,
     ModuleSpec,
@@ -342,6 +343,12 @@ class AnalyzerBase:
         self._guessed_groups: set[int] = set()
 
     def _start_function_facts(self) -> None:
+        #: nested function (by id) -> the modules its enclosing function's names hold at
+        #: the end of that function, which the nested one reads as free names (a closure)
+        self._closure_values: dict[int, dict[str, list[Value]]] = {}
+        #: same-file plain class -> attributes that code outside it makes require grad
+        #: (``system.positions.requires_grad_(True)``): its methods read them as such
+        self.instance_grads: dict[str, set[str]] = {}
         #: (fact, id of a function or module) -> what ``_source_fact`` read from its source
         self._source_facts: dict[tuple[str, int], Any] = {}
         #: autograd.Function class -> what its forward saved (``function_saves``)
@@ -495,6 +502,15 @@ class AnalyzerBase:
     def _text(self, node: cst.CSTNode) -> str:
         text = self.module.code_for_node(node).strip()
         return text if len(text) <= 40 else text[:37] + "..."
+
+    def _unknown_element(self, container: Value) -> Value:
+        """An element read from a container whose elements are unknown: a fresh value each
+        read, which requires grad where every call put tensors that do in the container."""
+        if container.element_grad != 2:
+            return self._unknown()
+        element = new_value(Kind.TENSOR, origin=ELEMENT_ORIGIN, grad=2)
+        element.grad_assumed = container.grad_assumed  # a container's: its elements'
+        return element
 
     def _unknown(self, name: str = "", inputs: Iterable[Value] = (), sure: bool = False) -> Value:
         inputs = self._flatten(inputs)

@@ -11,7 +11,8 @@ from inplace_lint.facts.binder import model_parts
 from inplace_lint.facts.classes import (
     literal_bool,
 )
-from inplace_lint.facts.conditions import _negated, condition_key, grad_off_arms, plain_arms
+from inplace_lint.facts.conditions import condition_key, grad_off_arms, plain_arms
+from inplace_lint.facts.constant_tests import constant_test
 from inplace_lint.facts.heuristics import (
     _mentions_inplace,
 )
@@ -35,6 +36,7 @@ from inplace_lint.facts.syntax import (
     _orelse,
     _returns_indices,
     _string_key,
+    _terminates,
     int_index,
     iterations,
     local_int_constants,
@@ -51,8 +53,18 @@ class Statements(AnalyzerBase):
         for index, stmt in enumerate(body):
             if isinstance(stmt, cst.If):
                 self._if(stmt, body, index)
+                if self._returns_for_certain(stmt):
+                    return  # the rest of the block never runs
             else:
                 self._statement(stmt)
+
+    def _returns_for_certain(self, stmt: cst.If) -> bool:
+        """An ``if`` whose test every instance settles, on an arm that ends in ``return`` or
+        ``raise`` (``if self.inp_merge == "mlp": return ...``)."""
+        known = self._constant_flag(stmt.test)
+        if known is None:
+            return False
+        return _terminates(stmt.body.body if known else _orelse(stmt.orelse))
 
     def _if(self, stmt: cst.If, block: Sequence[cst.CSTNode], index: int) -> None:
         """``block[index]``, an if statement, noting a stand-in alias one of its arms makes
@@ -70,25 +82,9 @@ class Statements(AnalyzerBase):
             scope.stand_ins[name] = (scope.bindings[name], frozenset(held))
 
     def _constant_flag(self, test: cst.BaseExpression) -> bool | None:
-        """``self.flag`` (or ``not self.flag``) where ``flag`` is stored once, in
-        ``__init__``, from a parameter every construction in the file gives the same literal
-        bool (a default included): that bool; else None."""
-        inner = _negated(test)
-        negated = inner is not None
-        inner = inner if inner is not None else test
-        cls = self.scope.ctx.cls
-        if (
-            cls is None
-            or not isinstance(inner, cst.Attribute)
-            or not isinstance(inner.value, cst.Name)
-            or inner.value.value != "self"
-        ):
-            return None
-        attr = inner.attr.value
-        given = {literal_bool(e) for e in cls.constants.get(attr, ())}
-        if len(given) != 1 or None in given or self._attribute_stores[attr] != 1:
-            return None
-        return given.pop() is not negated
+        """The outcome an instance-configuration test has in every instance the file builds
+        (``if self.inplace:``, ``if self.inp_merge == "mlp":``), else None."""
+        return constant_test(test, self.scope.ctx.cls, self._attribute_stores)
 
     def _statement(self, stmt: cst.CSTNode) -> None:
         scope = self.scope
@@ -365,6 +361,13 @@ class Statements(AnalyzerBase):
             self._note_ctx_attribute(target, values)  # ``ctx.softmax = exp_logits``
         if target.attr.value == "data" and not self._foreign(target.value):
             base = self._eval(target.value)
+            if values and all(v.kind is Kind.OTHER for v in values):
+                # torch stores only a tensor in ``.data`` (TypeError otherwise): storing a
+                # numpy array or a number there shows ``obj`` is some other object
+                for value in base:
+                    if value.kind is Kind.TENSOR and not value.sure:
+                        value.kind = Kind.OTHER
+                return
             self._write(
                 base, target, "assignment to `.data`", hidden=True, target_node=target.value
             )
@@ -473,6 +476,8 @@ class Statements(AnalyzerBase):
                 value.hist = set()
                 value.leaf = True
                 value.group.leaf = True
+        if flag is True:
+            self._note_instance_grad(owner)
         name = dotted_name(owner)
         if name is not None and base:
             self._bind(name, base)  # later reads of ``layer.weight`` see this same tensor

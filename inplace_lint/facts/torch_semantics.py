@@ -108,6 +108,8 @@ class TorchSemantics(AnalyzerBase):
                     if not value.saved:
                         value.leaf = True
                         value.group.leaf = True
+            if flag:
+                self._note_instance_grad(func.value)
             return receiver
         if method == "detach":
             out = []
@@ -194,7 +196,10 @@ class TorchSemantics(AnalyzerBase):
             target_node=func.value,
             values_kept=method in _SHAPE_ONLY,
         )
-        if info is not None and write is not None:
+        # a sandbox computing a helper's result records no write (the summary applies it),
+        # but what the op saves is part of the value the helper hands back
+        # (``return out.scatter_reduce_(...)``: its caller's ``out += h`` breaks the backward)
+        if info is not None and (write is not None or self._inlining):
             bound = self._bind_args(info, receiver, args)
             before = {id(r) for v in receiver for r in v.hist}
             self._record_saves(info, bound, receiver, node, method)

@@ -103,7 +103,7 @@ class Writes(AnalyzerBase):
             self._note_stored(pending)
         elif optimizer:
             scope.updates.append(pending)
-        self._classify_write(write, tensors, group_ids, optimizer or no_grad)
+        self._classify_write(write, tensors, group_ids, optimizer or no_grad, extra)
         return write
 
     def _fills(
@@ -157,10 +157,12 @@ class Writes(AnalyzerBase):
             # ``buf[:, :n] = head(x)``, ``buf.copy_(y)``: a tensor written with values that
             # require grad requires grad from then on (``new_zeros`` made it without)
             # (values known to be tensors: an unknown helper's result may be an int)
-            written_grad = self._grad_of([v for v in extra if v.sure])
+            sure = [v for v in extra if v.sure]
+            written_grad = self._grad_of(sure)
             for value in tensors:
                 if not value.leaf and value.grad < written_grad:
                     value.grad = written_grad
+                    value.grad_assumed = self._assumed_of(sure)  # as what was written is
         write.name = written_name
         return frozenset(groups)
 
@@ -308,11 +310,16 @@ class Writes(AnalyzerBase):
         return dotted_name(node) if isinstance(node, cst.BaseExpression) else None
 
     def _classify_write(
-        self, write: Write, tensors: list[Value], groups: frozenset[int], internal_no_grad: bool
+        self,
+        write: Write,
+        tensors: list[Value],
+        groups: frozenset[int],
+        internal_no_grad: bool,
+        extra: list[Value] | None,
     ) -> None:
         scope = self.scope
         ctx = scope.ctx
-        multi = next((v.multi_view for v in tensors if v.multi_view and v.grad == 2), "")
+        multi = _multi_view_written(tensors, extra or [])
         bypass = write.hidden or write.via_detach
         if multi and not bypass and not scope.no_grad and not internal_no_grad:
             self.facts.multi_view_writes.append(ev.MultiViewWrite(write, multi))
@@ -460,3 +467,19 @@ def _depend(tensors: list[Value], extra: list[Value] | None) -> None:
     for value in tensors:
         for other in extra or ():
             value.hist |= other.hist
+
+
+def _multi_view_written(tensors: list[Value], extra: list[Value]) -> str:
+    """The multi-view op (``unbind``, ``chunk``, ...) whose view a write changes while grad
+    is involved: the view requires grad, or what is written into it is known to (``row.copy_(
+    img)`` into a row of a plain ``torch.zeros`` batch raises as well; a module's input, which
+    only the module's own analysis takes to require grad, is not enough), else ""."""
+    written_grad = any(v.kind is Kind.TENSOR and v.grad == 2 and not v.grad_assumed for v in extra)
+    return next(
+        (
+            v.multi_view
+            for v in tensors
+            if v.multi_view and ((v.grad == 2 and not v.grad_assumed) or written_grad)
+        ),
+        "",
+    )
