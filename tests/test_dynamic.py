@@ -293,3 +293,27 @@ def test_pytest_fixture_via_conftest(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     assert "1 failed, 1 passed" in out, out
     assert "IPL001 confirmed" in out
+
+
+CUDNN_ONLY = """
+import torch
+
+w = torch.randn(3, requires_grad=True)
+h = torch.sigmoid(w)
+log_probs = torch.zeros(2, 1, 3)
+targets = torch.zeros(1, 2, dtype=torch.int)
+loss = torch.ops.aten._cudnn_ctc_loss(log_probs, targets, [2], [2], 0, True, False)[0]
+(loss.sum() + h.sum()).backward()
+"""
+
+
+def test_an_op_with_no_kernel_here_is_bad_input_not_a_hazard(tmp_path: Path) -> None:
+    """An op with no kernel for the device raises ``NotImplementedError`` whose message lists
+    torch's dispatch keys, ``ADInplaceOrView`` among them (round 35's ART case on CUDA, whose
+    input stays on the CPU): the program cannot run here, which no in-place write explains."""
+    script = tmp_path / "cudnn_only.py"
+    script.write_text(CUDNN_ONLY, encoding="utf-8")
+    with pytest.raises(NotImplementedError, match="ADInplaceOrView"):
+        exec(compile(CUDNN_ONLY, str(script), "exec"), {})
+    with pytest.raises(BadInput, match="no in-place cause"):
+        check(subject_for(str(script)), codes=ALL_CODES)

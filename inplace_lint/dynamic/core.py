@@ -12,7 +12,7 @@ import torch
 
 from inplace_lint.dynamic.chain import past_raising_sites
 from inplace_lint.dynamic.device import on_device
-from inplace_lint.dynamic.discover import INPLACE_ERROR, code_for_error, discover, inplace_error
+from inplace_lint.dynamic.discover import code_for_error, discover, inplace_error
 from inplace_lint.dynamic.fxroute import FxRoute, prepare
 from inplace_lint.dynamic.limits import deadline
 from inplace_lint.dynamic.passa import VERSION_ERROR
@@ -397,7 +397,7 @@ def _together(
     for line in pool:
         rest = lines - {line}
         back = run(subject, flip=(path, min(rest)), also=rest)
-        if back.ok or not INPLACE_ERROR.search(str(back.error)):
+        if back.ok or back.error is None or not inplace_error(back.error):
             continue
         others = ", ".join(str(n) for n in sorted(rest))
         evidence = (
@@ -436,7 +436,7 @@ def _behind(
             return
         fixed_so_far = run(subject, flip=(path, min(lines)), also=lines)
         error = fixed_so_far.error
-        if error is None or not INPLACE_ERROR.search(str(error)):
+        if error is None or not inplace_error(error):
             return
         added = False
         for finding in candidates:

@@ -201,9 +201,17 @@ def _argument(text_says: bool, facts: WriteFacts | None, line: int) -> bool:
     return line in facts.argument and line not in facts.overlap
 
 
+#: dispatch keys that torch's "could not run ... with arguments from the ... backend" lists
+_DISPATCH_KEYS = re.compile(r"\w*InplaceOrView\w*")
+
+
 def inplace_error(error: BaseException) -> bool:
-    """Whether ``error`` is an autograd error that an in-place operation causes."""
-    return isinstance(error, RuntimeError) and bool(INPLACE_ERROR.search(str(error)))
+    """Whether ``error`` is an autograd error that an in-place operation causes. Not a
+    ``NotImplementedError`` (an op with no kernel for the device, whose message lists the
+    dispatch keys, ``ADInplaceOrView`` among them: a program that cannot run there)."""
+    if not isinstance(error, RuntimeError) or isinstance(error, NotImplementedError):
+        return False
+    return bool(INPLACE_ERROR.search(_DISPATCH_KEYS.sub("", str(error))))
 
 
 def discover(
