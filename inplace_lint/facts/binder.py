@@ -508,7 +508,12 @@ class Binder(AnalyzerBase):
                 elements.append(param)
             elif value.kind is Kind.TENSOR and value.several:
                 elements.append(self._part(value))  # ``for t in x.unbind(0)``
-            elif value.kind is Kind.TENSOR and value.origin == "arg" and value.grad == 2:
+            elif (
+                value.kind is Kind.TENSOR
+                and value.origin == "arg"
+                and value.grad == 2
+                and not value.sure
+            ):
                 # an argument of unknown kind (most often a list of tensors) that its callers
                 # fill with tensors that require grad: one of them, unknown but for its grad
                 element = new_value(Kind.TENSOR, origin=ELEMENT_ORIGIN, grad=2)
