@@ -233,6 +233,25 @@ class Analyzer(
                 containers = self._not_tensor_params(func)
                 self._publish_summary(func, cls, summary, containers)
                 grew = True
+        return self._summarize_inherited(by_name) or grew
+
+    def _summarize_inherited(self, by_name: dict[str, list[Mutation]]) -> bool:
+        """A method a class inherits from a same-file base that calls, through ``self``, a
+        method the class overrides (``dispatch``) writes what the override writes: its
+        summary as the class's (``FID()(pred, targ)``: the base's ``forward`` calls
+        ``self.compute_metric``, FID's, which centres ``pred``). Whether any summary grew."""
+        grew = False
+        for cls in self.classes.values():
+            if cls.is_function:
+                continue
+            for func in dispatching_inherited(cls, self.classes):
+                callees = Callees(by_name, cls.name, self._method_owners, self._passes)
+                summary = summarize(func, not _is_static(func), self.imports, self.table, callees)
+                key = f"{cls.name}.{func.name.value}"
+                mutations = tensor_writes(summary, self._not_tensor_params(func))
+                if len(mutations) > len(by_name.get(key, ())):
+                    self.summaries[key] = (mutations, self._context(func, cls).exempt_args)
+                    grew = True
         return grew
 
     @functools.cached_property

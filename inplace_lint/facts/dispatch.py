@@ -6,7 +6,8 @@ A base class's ``forward`` often calls hooks its subclasses define (torch-audiom
 ``samples`` for ``abs``'s backward, the second dividing them in place). Read as the base's
 own, ``self.randomize_parameters`` is the base's empty default, and the save is never seen.
 Python calls the subclass's methods there, so each same-file subclass runs such an inherited
-method once more with ``self`` its own instance.
+method once more with ``self`` its own instance, and summarises it as its own for its callers
+(``Analyzer._summarize_inherited``).
 
 Limits: same-file bases only; only methods that call, through ``self``, some method the
 subclass itself defines; ``super()`` calls are not followed into the base.
