@@ -53,7 +53,10 @@ class Params(AnalyzerBase):
                 value = new_value(Kind.OTHER, function, origin="def")
             elif value.origin == "arg" and self._passed_plain(name, position):
                 value = new_value(Kind.OTHER, name, origin="closure")  # a function, no model
-            elif value.origin == "arg" and (instance := self._passed_instance(name, position)):
+            elif self._guessed(param, value) and (
+                instance := self._passed_instance(name, position)
+            ):  # every call passes an instance of one same-file class: whatever the body's
+                # use suggested (``metric.update(...)`` reads like a dict's), it is that
                 value = new_value(Kind.OTHER, instance, origin=INSTANCE_ORIGIN)
             torch_function = self._given_torch_function(name) if function is None else None
             if torch_function is not None:  # every construction passes this torch function
@@ -84,6 +87,15 @@ class Params(AnalyzerBase):
                 value.grad_assumed = not certain  # of a container: its elements' grad
             self._bind(name, [value])
         self._bind_passed_optimizers([p.name.value for p in params])
+
+    def _guessed(self, param: cst.Param, value: Value) -> bool:
+        """A parameter's value that its annotation does not settle: a tensor of unknown grad,
+        or a container only by how the body uses it."""
+        if value.origin == "arg":
+            return True
+        annotation = param.annotation.annotation if param.annotation else None
+        text = self.module.code_for_node(annotation) if annotation is not None else ""
+        return value.kind is Kind.CONTAINER and not container_annotation(text)
 
     def _passed_grad(self, name: str, position: int) -> tuple[int, bool]:
         """The strongest grad of the tensors the calls so far pass for the parameter (in the

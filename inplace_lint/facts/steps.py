@@ -488,8 +488,11 @@ class Steps(AnalyzerBase):
         if entry is None:
             return None
         self._note_call_args(method, args, own)
-        # a method found by its name alone writes only what is known to be a tensor here
-        given_back = self._apply_mutations(method, node, args, *entry, strict=True)
+        # a method found by its name alone writes only what is known to be a tensor here; on
+        # an instance that class's constructor built (``metric.update(pred, target)`` where
+        # every call passes ``Procrustes()``), it is that method for sure
+        strict = instance_class(receiver) != owner
+        given_back = self._apply_mutations(method, node, args, *entry, strict=strict)
         return given_back or [self._unknown(inputs=[v for _, _, vs in args for v in vs])]
 
     def _module_method(

@@ -237,9 +237,11 @@ def summarize(
     finder.run(func.body)
     gives, returned = returns(func)
     returned = returned | {finder.alias_of[name] for name in returned if name in finder.alias_of}
+    # a write a callee made as a side effect of computing its result stays one, though this
+    # function returns nothing (``update`` passing its batch to a metric that centres it)
     return sorted(
         (
-            replace(m, returned=m.param in returned, side_effect=gives)
+            replace(m, returned=m.param in returned, side_effect=gives or m.side_effect)
             for m in finder.found.values()
         ),
         key=lambda m: m.index,  # stable: a parameter's writes stay in source order
