@@ -26,6 +26,7 @@ from inplace_lint.facts.names import dotted_name
 from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
 from inplace_lint.facts.syntax import (
     _terminates,
+    always_raises,
     bound_names,
     leaves_iteration,
 )
@@ -335,7 +336,7 @@ class Binder(AnalyzerBase):
                 value.grad = grad
             self._path.pop()
             self._settle_appends(self._arm_appends.pop(), body)
-            if _terminates(body):
+            if _terminates(body) or self._calls_what_raises(body):
                 # ``if c: ...; return``: nothing after the branch runs after this arm
                 del scope.stale[marks[0] :], scope.hidden[marks[1] :]
                 continue
@@ -359,6 +360,24 @@ class Binder(AnalyzerBase):
         scope.env = merged = _merged_envs(envs)
         scope.bindings = newest
         scope.arms = _merge_arms(branch, merged, envs, arm_tags)
+
+    def _calls_what_raises(self, body: Sequence[cst.CSTNode]) -> bool:
+        """A statement of ``body`` calls a same-file function that always raises
+        (``packed_info = pack_info(...)`` where ``pack_info`` ends in ``raise
+        NotImplementedError``): the arm never gets past it."""
+        for stmt in body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                call = getattr(small, "value", None)
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+                    continue
+                func = self.functions.get(call.func.value)
+                if func is not None and self._source_fact(
+                    "always_raises", func, lambda f=func: always_raises(f)
+                ):
+                    return True
+        return False
 
     def _rule_out(self, key: Key, holds: bool) -> None:
         """Entering an arm where the condition ``key`` is ``holds``: a name drops the values

@@ -43,7 +43,9 @@ class Params(AnalyzerBase):
             value = self._param_value(param, index)
             position = index - 1 if is_method else index  # as callers count their arguments
             module = self._passed_module(name, position)
-            if module is not None and (value.origin == "arg" or value.kind is Kind.MODULE):
+            if module is not None and (
+                value.origin == "arg" or value.kind is Kind.MODULE or _callable(param)
+            ):  # a module passed where a callable is asked for (``radiance_field: Callable``)
                 value = new_value(Kind.MODULE, name, module=module)
             given = self._given_module(name)
             if given is not None:
@@ -247,3 +249,13 @@ class Params(AnalyzerBase):
             for p in params
             if p.annotation is not None and says(self.module.code_for_node(p.annotation.annotation))
         )
+
+
+def _callable(param: cst.Param) -> bool:
+    """The parameter is annotated as a callable (``Callable``, ``Callable[..., Tensor]``)."""
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    while isinstance(annotation, cst.Subscript):
+        annotation = annotation.value
+    if isinstance(annotation, cst.Attribute):
+        annotation = annotation.attr
+    return isinstance(annotation, cst.Name) and annotation.value == "Callable"

@@ -177,6 +177,14 @@ def leaves_iteration(body: Sequence[cst.CSTNode]) -> bool:
     )
 
 
+def always_raises(func: cst.FunctionDef) -> bool:
+    """Every way through ``func`` ends in ``raise`` (a stub for a kernel this build lacks,
+    ``raise NotImplementedError(...)`` after checks): a call of it never returns."""
+    return _terminates(func.body.body) and not any(
+        isinstance(node, cst.Return) for node in own_nodes(func)
+    )
+
+
 def _terminates(body: Sequence[cst.CSTNode]) -> bool:
     """The block always ends in ``return`` or ``raise``."""
     if not body:
