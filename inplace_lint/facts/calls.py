@@ -497,6 +497,11 @@ class Calls(AnalyzerBase):
                 return self._call_modules(submodules, args, node, self._text(func))
             given_back = self._instance_method_writes(modules, method, node, args)
             through = self._module_method(modules, method, inputs)
+            inlined = None if given_back else self._inline_module_method(modules, method, args)
+            if inlined is not None and len(inlined) == 1 and inlined[0].kind is Kind.TENSOR:
+                if through is not None:  # the module parameters' saves it carries too
+                    inlined[0].hist |= through.hist
+                through = inlined[0]
             result = (given_back or [None])[0] or through or self._unknown(inputs=inputs)
             self._method_output_saved(modules, method, result, node)
             return [result]

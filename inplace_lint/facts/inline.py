@@ -91,6 +91,21 @@ class Inline(AnalyzerBase):
             return None
         return self._sandbox(func, cls, args, owner)
 
+    def _inline_module_method(
+        self, modules: list[Value], method: str, args: Args
+    ) -> list[Value] | None:
+        """``self.clip_model.encode_image(x)`` on a module of one same-file class: what that
+        method returns, interpreted with this call's values and the module's own submodules
+        (a module call's output is surely a tensor, with what its layers saved)."""
+        classes = {c for m in modules if m.module is not None for c in m.module.classes}
+        if len(modules) != 1 or len(classes) != 1 or method == "forward":
+            return None
+        cls = self.classes.get(classes.pop())
+        func = cls.methods.get(method) if cls is not None else None
+        if cls is None or func is None or not _plain_method(func):
+            return None
+        return self._sandbox(func, cls, args, modules[0])
+
     def _sandbox(
         self, func: cst.FunctionDef, cls: ClassFacts | None, args: Args, owner: Value | None = None
     ) -> list[Value] | None:
