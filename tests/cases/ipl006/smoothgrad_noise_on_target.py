@@ -21,6 +21,6 @@ input_ids = torch.tensor([[1, 4, 9, 2], [3, 3, 7, 0]])
 embeds = model.embeddings(input_ids)
 logits = model.forward_from_embeds(embeds)
 target_score = logits[:, 1].sum()
-noisy_embeds = embeds.add_(0.1 * torch.randn_like(embeds))  # <-- IPL006: `embeds` is the grad target below
+noisy_embeds = embeds.add_(0.1 * torch.randn_like(embeds))  # <-- IPL006, IPL001: `embeds` is the grad target below, and the encoder saved it
 (saliency,) = torch.autograd.grad(target_score, embeds)
 attribution = (saliency * noisy_embeds).sum(-1)
