@@ -23,8 +23,13 @@ def check(facts: Facts) -> Iterator[RawFinding]:
         else:  # an optimizer step names no tensor: it writes the parameters it holds
             target = "the parameters it holds" if write.update else "a tensor"
         if event.overlap:
+            source = (
+                f"`{event.name}` into part of itself: the source"
+                if event.name == write.target
+                else f"`{event.name}`, a view of the same tensor that"
+            )
             message = (
-                f"{write.what} copies `{event.name}`, a view of the same tensor that overlaps the "
+                f"{write.what} copies {source} overlaps the "
                 f"elements it writes: some are overwritten before they are read (torch may "
                 "raise 'some elements of the input tensor and the written-to tensor refer to a "
                 "single memory location'); clone() the source first",

@@ -185,8 +185,7 @@ class Inline(AnalyzerBase):
         gives none; ``self`` as a method's own analysis binds it); None where the call
         cannot be matched to the parameters."""
         params = func.params
-        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
-            return None
+        star = params.star_arg if isinstance(params.star_arg, cst.Param) else None
         ordered = [*params.posonly_params, *params.params]
         bound: list[tuple[str, list[Value]]] = []
         if skip_first:
@@ -196,7 +195,7 @@ class Inline(AnalyzerBase):
             ordered = ordered[1:]
         positional = [values for keyword, _, values in args if not keyword]
         keywords = {keyword: values for keyword, _, values in args if keyword}
-        if len(positional) > len(ordered):
+        if len(positional) > len(ordered) and star is None:
             return None
         for index, param in enumerate([*ordered, *params.kwonly_params]):
             name = param.name.value
@@ -206,7 +205,25 @@ class Inline(AnalyzerBase):
                 bound.append((name, keywords.pop(name)))
             else:
                 bound.append((name, [self._param_value(param, index)]))
+        if star is not None:  # ``*args``: a tuple of the other positional values
+            bound.append((star.name.value, [_packed(positional[len(ordered) :], {})]))
+        if params.star_kwarg is not None:  # ``**kwargs``: a dict of the other keywords
+            bound.append((params.star_kwarg.name.value, [_packed([], keywords)]))
+            keywords = {}
         return None if keywords else bound
+
+
+def _packed(positional: list[list[Value]], keywords: dict[str, list[Value]]) -> Value:
+    """The tuple ``*args`` or the dict ``**kwargs`` a call fills: its values by position or
+    by key."""
+    record = new_value(Kind.CONTAINER, literal_container=True)
+    for position, values in enumerate(positional):
+        record.elements.extend(values)
+        record.slots.update((v.id, position) for v in values)
+    for key, values in keywords.items():
+        record.items[key] = list(values)
+        record.elements.extend(values)
+    return record
 
 
 def _own_container(value: Value) -> Value:

@@ -40,6 +40,7 @@ from inplace_lint.facts.syntax import (
     int_index,
     iterations,
     local_int_constants,
+    self_sourced,
     shifted_slices,
     variable_index,
 )
@@ -444,8 +445,11 @@ class Statements(AnalyzerBase):
             write = self._write(
                 tensors, target, "subscript assignment", extra=values, target_node=target
             )
-            if write is not None and source is not None and shifted_slices(target, source):
-                # ``x[..., 1:] = x[..., :-1]``: the source overlaps what is written
+            if (
+                write is not None
+                and source is not None
+                and (shifted_slices(target, source) or self_sourced(target, source))
+            ):  # ``x[..., 1:] = x[..., :-1]``, ``x[perm] = x``: the source overlaps the write
                 name = self.module.code_for_node(source)
                 self.facts.stale_reads.append(ev.StaleRead(write, source, name, "", overlap=True))
 

@@ -594,6 +594,24 @@ def bound_names(root: cst.Module | cst.FunctionDef) -> tuple[dict[str, int], set
     return counts, declared
 
 
+def self_sourced(target: cst.Subscript, source: cst.BaseExpression) -> bool:
+    """``mean[model_indices] = mean``: a tensor written whole into a part of itself (rows
+    permuted, a subset): the source overlaps what is written, and torch refuses the copy
+    ("some elements of the input tensor and the written-to tensor refer to a single memory
+    location"); older versions read rows already overwritten. ``x[:] = x`` writes every
+    element from itself and is left alone."""
+    if not source.deep_equals(target.value):
+        return False
+    return not all(_whole(element.slice) for element in target.slice)
+
+
+def _whole(index: cst.BaseSlice) -> bool:
+    """``:`` or ``...``: every element along the dimensions it covers."""
+    if isinstance(index, cst.Slice):
+        return index.lower is None and index.upper is None and index.step is None
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis)
+
+
 def shifted_slices(target: cst.Subscript, source: cst.BaseExpression) -> bool:
     """``x[..., 1:] = x[..., :-1]``: the source is the same tensor's slice shifted along one
     dimension (every other index the same, no step), overlapping what is written.
