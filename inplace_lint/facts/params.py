@@ -71,7 +71,7 @@ class Params(AnalyzerBase):
                 value.grad = 2  # every construction passes a parameter (``self.locs``)
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 self._assume_grad(name, value)
-                key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
+                key = self._calls_key()
                 passed = self.arg_grads.get(key, {})
                 recorded = [passed[k] for k in (position, name) if k in passed]
                 if recorded and max(recorded) == 0:
@@ -99,12 +99,17 @@ class Params(AnalyzerBase):
         text = self.module.code_for_node(annotation) if annotation is not None else ""
         return value.kind is Kind.CONTAINER and not container_annotation(text)
 
+    def _calls_key(self) -> str:
+        """The key the calls of the function being read record what they pass under
+        (``Class.method`` for a method)."""
+        ctx = self.scope.ctx
+        return f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
+
     def _passed_grad(self, name: str, position: int) -> tuple[int, bool]:
         """The strongest grad of the tensors the calls so far pass for the parameter (in the
         containers they pass there too), 1 where no call passes one; and whether some call
         passes one that requires grad by more than assumption (``arg_certain``)."""
-        ctx = self.scope.ctx
-        key = f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
+        key = self._calls_key()
         passed = self.arg_grads.get(key, {})
         recorded = [passed[k] for k in (position, name) if k in passed]
         certain = self.arg_certain.get(key, {})
