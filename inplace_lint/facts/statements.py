@@ -40,6 +40,7 @@ from inplace_lint.facts.syntax import (
     int_index,
     iterations,
     local_int_constants,
+    rewritten_mapping,
     self_sourced,
     shifted_slices,
     variable_index,
@@ -157,6 +158,24 @@ class Statements(AnalyzerBase):
             self._for_statements.pop()
 
     def _for_loop(self, stmt: cst.For) -> None:
+        started = self._next()
+        self._loop_over(stmt)
+        rewritten = rewritten_mapping(stmt)
+        if rewritten is not None:
+            self._replaced_entries(rewritten, started)
+
+    def _replaced_entries(self, name: str, started: int) -> None:
+        """After ``for k, v in d.items(): d[k] = f(v)``, ``d`` holds only what the loop put in
+        it (``loss.detach().clone()`` for each loss logged), under each of its keys."""
+        for container in self._lookup(name) or ():
+            if container.kind is not Kind.CONTAINER:
+                continue
+            new = [e for e in container.elements if container.added.get(e.id, -1) > started]
+            if new:
+                container.elements = new
+                container.items = {key: list(new) for key in container.items}
+
+    def _loop_over(self, stmt: cst.For) -> None:
         distinct: dict[int, int] = {}
         zipped = self._zipped(stmt, distinct)
         counters = _counters(stmt)

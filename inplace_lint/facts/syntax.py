@@ -715,3 +715,44 @@ def tuple_annotation(node: cst.BaseExpression | None) -> list[cst.BaseExpression
             return None
         parts.append(index.value)
     return parts or None
+
+
+def rewritten_mapping(loop: cst.For) -> str | None:
+    """``for k, v in d.items(): d[k] = f(v)`` (an assignment at the top of the body, keyed by
+    the loop's own key): every entry of ``d`` is replaced, so after the loop it holds none of
+    the values it held before. The mapping's dotted name, else None."""
+    call = loop.iter
+    if not (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "items"
+        and not call.args
+    ):
+        return None
+    mapping = dotted_name(call.func.value)
+    target = loop.target
+    if mapping is None or not (
+        isinstance(target, cst.Tuple | cst.List)
+        and len(target.elements) == 2
+        and isinstance(target.elements[0].value, cst.Name)
+    ):
+        return None
+    key = target.elements[0].value.value
+    for stmt in loop.body.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and _stores_at(small, mapping, key):
+                return mapping
+    return None
+
+
+def _stores_at(assign: cst.Assign, mapping: str, key: str) -> bool:
+    """``mapping[key] = ...``, the only target."""
+    if len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Subscript) or dotted_name(target.value) != mapping:
+        return False
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    index = target.slice[0].slice.value
+    return isinstance(index, cst.Name) and index.value == key
