@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from programs import behave, codes
 
+from inplace_lint.autofix import fix_text
+
 UNSHUFFLE = """
 import torch
 
@@ -77,3 +79,9 @@ def test_a_method_taking_kwargs_hands_back_what_its_helper_saved() -> None:
     safe = PROPAGATE.format(add="out = out + 2 * x")
     assert codes(safe) == []
     behave(hazard, safe)
+
+
+def test_the_overlapping_copy_is_fixed_safely_by_copying_from_a_clone() -> None:
+    fixed = fix_text(UNSHUFFLE.format(source="mean"), "t.py").after
+    assert fixed == UNSHUFFLE.format(source="mean.clone()")
+    behave(UNSHUFFLE.format(source="mean"), fixed, match=OVERLAP_ERROR)

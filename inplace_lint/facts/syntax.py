@@ -691,12 +691,15 @@ def copying_index(node: cst.Subscript) -> bool:
 
 
 def overlapping_copy(node: cst.CSTNode) -> bool:
-    """``x[..., 1:] = x[..., :-1]``: one slice target assigned from a shifted slice of the
-    same tensor (``shifted_slices``)."""
+    """``x[..., 1:] = x[..., :-1]``, ``x[perm] = x``: one subscript target assigned from a
+    shifted slice of the same tensor (``shifted_slices``) or from the tensor whole
+    (``self_sourced``)."""
     if not isinstance(node, cst.Assign) or len(node.targets) != 1:
         return False
     target = node.targets[0].target
-    return isinstance(target, cst.Subscript) and shifted_slices(target, node.value)
+    return isinstance(target, cst.Subscript) and (
+        shifted_slices(target, node.value) or self_sourced(target, node.value)
+    )
 
 
 def tuple_annotation(node: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
