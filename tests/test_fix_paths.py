@@ -252,10 +252,11 @@ def test_fix_in_a_machine_format_counts_the_unsafe_fixes_it_held_back(tmp_path: 
     assert left["path"].endswith("stale.py") and left["fix"]["safe"] is False
 
 
-def test_a_clone_that_cannot_help_is_dropped_as_in_timm_fasternet() -> None:
+def test_the_clone_fix_reads_a_clone_on_the_right_as_in_timm_fasternet() -> None:
     """timm's FasterNet writes a conv's output into the slice the conv read: a clone before
-    the write keeps the finding (the conv saved a view of the clone), so the fix that 9f9bf88
-    offered in JSON and the editor is dropped; torch agrees that the original raises."""
+    the write alone keeps the finding (the conv saved a view of the clone), which is why
+    9f9bf88's fix was dropped; the fix now also reads a clone of ``x`` on the right-hand
+    side, which verifies, and the fixed program runs where torch refuses the original."""
     source = textwrap.dedent(
         """\
         import torch
@@ -279,12 +280,15 @@ def test_a_clone_that_cannot_help_is_dropped_as_in_timm_fasternet() -> None:
         """
     )
     (finding,) = lint_source(source, "fasternet.py")
-    assert finding.fix is not None and "clone" in finding.fix.description
+    assert finding.fix is not None and "read a clone" in finding.fix.description
     kept, dropped = verified(source, "fasternet.py", [finding])
-    assert kept[0].fix is None and [d.reason for d in dropped] == [STILL_THERE]
+    assert kept[0].fix is not None and dropped == []
+    fixed = fix_text(source, "fasternet.py", unsafe=True).after
+    assert "self.conv(x[:, : self.dim, :, :].clone())" in fixed
     torch = pytest.importorskip("torch")
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         exec(compile(source, "fasternet.py", "exec"), {"__name__": "__main__", "torch": torch})
+    exec(compile(fixed, "fasternet.py", "exec"), {"__name__": "__main__", "torch": torch})
 
 
 #: Two fixes on one function, each verified by itself: the IPL003 clone of the argument once

@@ -313,7 +313,12 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if edits is None:
             return None
         safe = capable and self.rebind_is_safe(name, holder)
-        return f"Write into a clone: insert `{name} = {name}.clone()` first", edits, safe
+        what = f"Write into a clone: insert `{name} = {name}.clone()` first"
+        reads = _reads_of(holder.value, name) if isinstance(holder, cst.Assign) else []
+        if reads:  # ``x[s] = mix(x[s], w)``: the right side may keep its view of ``x`` too
+            edits += [Edit(self.end(read), self.end(read), ".clone()") for read in reads]
+            what += f", and read a clone of `{name}` on the right-hand side"
+        return what, edits, safe
 
     def _inplace_flag(self, call: cst.Call, capable: bool) -> _Built | None:
         name = self.qualified(call.func) or dotted_name(call.func) or ""
@@ -514,6 +519,30 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
         if isinstance(statement, cst.BaseSmallStatement):
             return [Edit(start, start, f"{clone}; ")]
         return None
+
+
+def _reads_of(value: cst.BaseExpression, name: str) -> list[cst.BaseExpression]:
+    """The reads of ``name`` in ``value`` passed straight to a call (``self.conv(x[:, :k])``):
+    the name or a subscript of it, a view the called layer or function may keep."""
+    found: list[cst.BaseExpression] = []
+    pending: list[cst.CSTNode] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Lambda):
+            continue
+        if isinstance(node, cst.Call):
+            for arg in node.args:
+                read = arg.value
+                if _is_name(read, name) or (
+                    isinstance(read, cst.Subscript) and _is_name(read.value, name)
+                ):
+                    found.append(read)
+        pending.extend(node.children)
+    return found
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _inplace_arg(call: cst.Call, name: str) -> cst.Arg | None:
