@@ -470,8 +470,10 @@ class Binder(AnalyzerBase):
             return
         for name, values in start_env.items():
             bucket = scope.env.setdefault(name, [])
+            held = {id(seen) for seen in bucket}
             for value in values:
-                if all(value is not seen for seen in bucket):
+                if id(value) not in held:
+                    held.add(id(value))
                     bucket.append(value)
 
     def _others(

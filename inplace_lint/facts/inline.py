@@ -38,6 +38,10 @@ from inplace_lint.facts.walk import own_nodes
 MAX_STATEMENTS = 120
 #: nested sandboxes: a helper's result computed while computing another helper's
 MAX_DEPTH = 2
+#: the most values an argument may hold for a call to be interpreted: a helper applied again
+#: and again to its own result in loops (``s = strip_lead(s, *prefixes)``) would otherwise
+#: multiply them at each call
+MAX_ARGUMENT_VALUES = 8
 #: the statements all sandboxes of one file may interpret (counted as written, once per
 #: sandbox): a bound on the cost whatever the call graph; calls past it keep the summary
 BUDGET = 20_000
@@ -112,6 +116,8 @@ class Inline(AnalyzerBase):
         size = self._inlinable(func)
         if size is None or size > self._inline_budget or any(arg.star for _, arg, _ in args):
             return None
+        if any(len(values) > MAX_ARGUMENT_VALUES for _, _, values in args):
+            return None  # a name that may hold that many values: its result stays the summary's
         if cls is None and all(v.kind is Kind.OTHER for _, _, vs in args for v in vs):
             return None  # ``make_divisible(ch, 8)``: nothing of the caller's to compute with
         stack = self._inlining
