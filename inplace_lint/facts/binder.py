@@ -23,7 +23,7 @@ from inplace_lint.facts.model import (
     new_value,
 )
 from inplace_lint.facts.names import dotted_name
-from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame
+from inplace_lint.facts.state import _MAX_TWICE_DEPTH, AnalyzerBase, _LoopFrame, grad_element
 from inplace_lint.facts.syntax import (
     _terminates,
     always_raises,
@@ -537,8 +537,7 @@ class Binder(AnalyzerBase):
             ):
                 # an argument of unknown kind (most often a list of tensors) that its callers
                 # fill with tensors that require grad: one of them, unknown but for its grad
-                element = new_value(Kind.TENSOR, origin=ELEMENT_ORIGIN, grad=2)
-                element.grad_assumed = value.grad_assumed
+                element = grad_element(value.grad_assumed)
                 elements.append(element)
                 if distinct is not None:  # each iteration holds another one
                     distinct[element.id] = value.id

@@ -9,7 +9,8 @@ parameter no call passes keeps what its annotation says.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import libcst as cst
 
@@ -27,6 +28,8 @@ from inplace_lint.facts.model import INSTANCE_ORIGIN, Kind, ModuleSpec, Value, n
 from inplace_lint.facts.names import self_attribute
 from inplace_lint.facts.state import AnalyzerBase
 from inplace_lint.facts.syntax import _is_static, is_none, tuple_annotation
+
+_T = TypeVar("_T")
 
 
 class Params(AnalyzerBase):
@@ -71,18 +74,14 @@ class Params(AnalyzerBase):
                 value.grad = 2  # every construction passes a parameter (``self.locs``)
             if value.kind is Kind.TENSOR and ctx.node is not None:
                 self._assume_grad(name, value)
-                key = self._calls_key()
-                passed = self.arg_grads.get(key, {})
-                recorded = [passed[k] for k in (position, name) if k in passed]
+                recorded = self._recorded(self.arg_grads, name, position)
                 if recorded and max(recorded) == 0:
                     value.grad = 0  # every call seen so far passes a tensor without grad
                 else:
                     value.grad = max([value.grad, *recorded])
-                certain = self.arg_certain.get(key, {})
-                if any(certain.get(k) for k in (position, name)):
+                if any(self._recorded(self.arg_certain, name, position)):
                     value.grad_assumed = False  # some call passes a tensor known to need grad
-                sure = self.arg_sure.get(key, {})
-                if any(sure.get(k) for k in (position, name)):
+                if any(self._recorded(self.arg_sure, name, position)):
                     value.sure = True  # every call seen so far passes a sure tensor
             elif value.kind is Kind.CONTAINER and ctx.node is not None and not value.elements:
                 value.element_grad, certain = self._passed_grad(name, position)
@@ -105,15 +104,21 @@ class Params(AnalyzerBase):
         ctx = self.scope.ctx
         return f"{ctx.cls.name}.{ctx.name}" if ctx.cls is not None else ctx.name
 
+    def _recorded(
+        self, table: Mapping[str, Mapping[int | str, _T]], name: str, position: int
+    ) -> list[_T]:
+        """What the calls so far recorded in ``table`` for the parameter, by its position
+        and by its name."""
+        passed = table.get(self._calls_key(), {})
+        return [passed[k] for k in (position, name) if k in passed]
+
     def _passed_grad(self, name: str, position: int) -> tuple[int, bool]:
         """The strongest grad of the tensors the calls so far pass for the parameter (in the
         containers they pass there too), 1 where no call passes one; and whether some call
         passes one that requires grad by more than assumption (``arg_certain``)."""
-        key = self._calls_key()
-        passed = self.arg_grads.get(key, {})
-        recorded = [passed[k] for k in (position, name) if k in passed]
-        certain = self.arg_certain.get(key, {})
-        return max(recorded) if recorded else 1, any(certain.get(k) for k in (position, name))
+        recorded = self._recorded(self.arg_grads, name, position)
+        certain = any(self._recorded(self.arg_certain, name, position))
+        return max(recorded) if recorded else 1, certain
 
     def _given_function(self, name: str) -> str | None:
         """In ``__init__``, a parameter stored on ``self`` that every construction passes

@@ -508,9 +508,7 @@ class AnalyzerBase:
         read, which requires grad where every call put tensors that do in the container."""
         if container.element_grad != 2:
             return self._unknown()
-        element = new_value(Kind.TENSOR, origin=ELEMENT_ORIGIN, grad=2)
-        element.grad_assumed = container.grad_assumed  # a container's: its elements'
-        return element
+        return grad_element(container.grad_assumed)  # a container's: its elements'
 
     def _unknown(self, name: str = "", inputs: Iterable[Value] = (), sure: bool = False) -> Value:
         inputs = self._flatten(inputs)
@@ -704,3 +702,11 @@ class AnalyzerBase:
         other.elements, other.items = list(value.elements), dict(value.items)
         other.added, other.slots = dict(value.added), dict(value.slots)
         return other
+
+
+def grad_element(assumed: bool) -> Value:
+    """One tensor of a list its callers fill with tensors that require grad (by assumption
+    only, where ``assumed``): unknown but for its grad."""
+    element = new_value(Kind.TENSOR, origin=ELEMENT_ORIGIN, grad=2)
+    element.grad_assumed = assumed
+    return element

@@ -16,6 +16,7 @@ import libcst as cst
 
 from inplace_lint.checks import all_rules
 from inplace_lint.facts.syntax import overlapping_copy
+from inplace_lint.facts.walk import walk
 from inplace_lint.finding import Edit, Finding, Fix, Position
 from inplace_lint.fix.bypass import BypassRewrites
 from inplace_lint.fix.clones import CloneRewrites
@@ -524,21 +525,18 @@ class Fixer(GradModeRewrites, BypassRewrites, CloneRewrites, ElementRewrites, St
 def _reads_of(value: cst.BaseExpression, name: str) -> list[cst.BaseExpression]:
     """The reads of ``name`` in ``value`` passed straight to a call (``self.conv(x[:, :k])``):
     the name or a subscript of it, a view the called layer or function may keep."""
-    found: list[cst.BaseExpression] = []
-    pending: list[cst.CSTNode] = [value]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, cst.Lambda):
-            continue
-        if isinstance(node, cst.Call):
-            for arg in node.args:
-                read = arg.value
-                if _is_name(read, name) or (
-                    isinstance(read, cst.Subscript) and _is_name(read.value, name)
-                ):
-                    found.append(read)
-        pending.extend(node.children)
-    return found
+    calls = (n for n in walk(value, skip=_is_lambda) if isinstance(n, cst.Call))
+    return [
+        arg.value
+        for call in calls
+        for arg in call.args
+        if _is_name(arg.value, name)
+        or (isinstance(arg.value, cst.Subscript) and _is_name(arg.value.value, name))
+    ]
+
+
+def _is_lambda(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Lambda)
 
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:
